@@ -1,0 +1,332 @@
+"""The operator's admin for the catalog, and members' read-only view of workspace skills."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.db.models import Count
+from reversion.admin import VersionAdmin
+
+from pixie.admin_scoping import (
+    ReadOnlyInline,
+    ServiceManagedAdmin,
+    SharedChoicesInline,
+    WorkspaceScopedAdmin,
+)
+from pixie.errors import PixieError
+
+from .models import (
+    Bundle,
+    BundleCredential,
+    BundleHost,
+    BundleSkill,
+    BundleVersion,
+    Installation,
+    Plan,
+    Publisher,
+    SkillPackage,
+    SkillRevision,
+    SkillVersion,
+    Status,
+    Tool,
+    WorkspaceSkill,
+)
+from .services import bundle_version_publish, bundle_version_yank, skill_version_publish
+
+
+def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
+    """Call a service per selected row; report each success and refusal as a message."""
+    succeeded = 0
+    for obj in queryset:
+        try:
+            service(obj, **kwargs)
+            succeeded += 1
+        except PixieError as exc:
+            for problem in getattr(exc, "problems", [exc.message]):
+                modeladmin.message_user(request, problem, messages.ERROR)
+    if succeeded:
+        modeladmin.message_user(request, f"{done}: {succeeded}.", messages.SUCCESS)
+
+
+@admin.register(Publisher)
+class PublisherAdmin(VersionAdmin):
+    list_display = ["name", "slug", "kind", "workspace"]
+    list_filter = ["kind"]
+    search_fields = ["name", "slug"]
+    list_select_related = ["workspace"]
+    autocomplete_fields = ["workspace"]
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    """Tools are code; the admin only shows the registry."""
+
+    list_display = ["slug", "name", "description"]
+    search_fields = ["slug", "name"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class SkillVersionInline(ReadOnlyInline):
+    model = SkillVersion
+    fields = ["version", "name", "status", "published_at"]
+    readonly_fields = fields
+
+
+class SkillPackageForm(forms.ModelForm):
+    class Meta:
+        model = SkillPackage
+        fields = ["slug", "publisher"]
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if Tool.objects.filter(slug=slug).exists():
+            raise forms.ValidationError(f"@{slug} is a built-in tool; choose another slug.")
+        return slug
+
+
+@admin.register(SkillPackage)
+class SkillPackageAdmin(VersionAdmin):
+    form = SkillPackageForm
+    list_display = ["__str__", "publisher", "version_count", "created_at"]
+    list_filter = ["publisher"]
+    search_fields = ["slug"]
+    list_select_related = ["publisher"]
+    autocomplete_fields = ["publisher"]
+    inlines = [SkillVersionInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(version_count=Count("versions"))
+
+    @admin.display(description="Versions", ordering="version_count")
+    def version_count(self, obj):
+        return obj.version_count
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["slug"] if obj else []
+
+
+@admin.register(SkillVersion)
+class SkillVersionAdmin(VersionAdmin):
+    list_display = ["package", "version", "name", "status", "published_at"]
+    list_filter = ["status", "package__publisher"]
+    search_fields = ["package__slug", "name", "version"]
+    list_select_related = ["package"]
+    autocomplete_fields = ["package"]
+    actions = ["publish"]
+    fields = [
+        "package",
+        "version",
+        "name",
+        "description",
+        "body",
+        "approvals",
+        "frontmatter",
+        "status",
+        "published_at",
+    ]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.is_published:
+            return self.fields
+        return ["status", "published_at"]
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.is_published:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    @admin.action(description="Publish selected skill versions")
+    def publish(self, request, queryset):
+        run_service(
+            self,
+            request,
+            queryset.select_related("package"),
+            lambda obj: skill_version_publish(skill_version=obj, actor=request.user),
+            "Published",
+        )
+
+
+class BundleVersionInline(ReadOnlyInline):
+    model = BundleVersion
+    fields = ["version", "status", "published_at", "yank_reason"]
+    readonly_fields = fields
+
+
+@admin.register(Bundle)
+class BundleAdmin(VersionAdmin):
+    list_display = ["name", "slug", "publisher", "version_count", "created_at"]
+    list_filter = ["publisher"]
+    search_fields = ["name", "slug"]
+    list_select_related = ["publisher"]
+    autocomplete_fields = ["publisher"]
+    inlines = [BundleVersionInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(version_count=Count("versions"))
+
+    @admin.display(description="Versions", ordering="version_count")
+    def version_count(self, obj):
+        return obj.version_count
+
+
+class FrozenWhenPublished:
+    """Inline rows of a bundle version are editable only while it is a draft."""
+
+    extra = 0
+
+    def _frozen(self, obj):
+        return obj is not None and obj.status != Status.DRAFT
+
+    def has_add_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_delete_permission(request, obj)
+
+
+class BundleSkillInline(FrozenWhenPublished, SharedChoicesInline):
+    model = BundleSkill
+    fields = ["position", "skill_version"]
+    ordering = ["position", "id"]
+    shared_choices = {
+        "skill_version": lambda: SkillVersion.objects.select_related("package").order_by(
+            "package__slug", "-created_at"
+        )
+    }
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("skill_version__package")
+
+
+class BundleHostInline(FrozenWhenPublished, admin.TabularInline):
+    model = BundleHost
+    fields = ["host", "port", "purpose"]
+
+
+class BundleCredentialInline(FrozenWhenPublished, admin.TabularInline):
+    model = BundleCredential
+    fields = ["name", "host", "purpose"]
+
+
+class YankForm(ActionForm):
+    reason = forms.CharField(
+        required=False, max_length=400, help_text="Why it is yanked (needed to yank)."
+    )
+
+
+@admin.register(BundleVersion)
+class BundleVersionAdmin(VersionAdmin):
+    list_display = ["bundle", "version", "status", "skill_count", "published_at"]
+    list_filter = ["status", "bundle"]
+    search_fields = ["bundle__name", "bundle__slug", "version"]
+    list_select_related = ["bundle"]
+    autocomplete_fields = ["bundle"]
+    inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
+    actions = ["publish", "yank"]
+    action_form = YankForm
+    fields = [
+        "bundle",
+        "version",
+        "description",
+        "notes",
+        "status",
+        "published_at",
+        "published_by",
+        "yanked_at",
+        "yanked_by",
+        "yank_reason",
+    ]
+    state_fields = [
+        "status",
+        "published_at",
+        "published_by",
+        "yanked_at",
+        "yanked_by",
+        "yank_reason",
+    ]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("bundle", "published_by", "yanked_by")
+            .annotate(skill_count=Count("skills"))
+        )
+
+    @admin.display(description="Skills", ordering="skill_count")
+    def skill_count(self, obj):
+        return obj.skill_count
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.status != Status.DRAFT:
+            return self.fields
+        return self.state_fields
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.status != Status.DRAFT:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    @admin.action(description="Publish selected bundle versions")
+    def publish(self, request, queryset):
+        run_service(
+            self,
+            request,
+            queryset.select_related("bundle"),
+            lambda obj: bundle_version_publish(bundle_version=obj, actor=request.user),
+            "Published",
+        )
+
+    @admin.action(description="Yank selected bundle versions (give a reason)")
+    def yank(self, request, queryset):
+        reason = request.POST.get("reason", "")
+        run_service(
+            self,
+            request,
+            queryset.select_related("bundle"),
+            lambda obj: bundle_version_yank(bundle_version=obj, actor=request.user, reason=reason),
+            "Yanked",
+        )
+
+
+class SkillRevisionInline(ReadOnlyInline):
+    model = SkillRevision
+    fields = ["number", "name", "upstream", "created_by", "created_at", "comment"]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("upstream__package", "created_by")
+
+
+@admin.register(WorkspaceSkill)
+class WorkspaceSkillAdmin(WorkspaceScopedAdmin):
+    list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
+    list_filter = ["enabled", "advertised", "workspace"]
+    search_fields = ["slug"]
+    list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
+    readonly_fields = ["head"]
+    inlines = [SkillRevisionInline]
+
+
+@admin.register(Installation)
+class InstallationAdmin(ServiceManagedAdmin):
+    list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
+    list_filter = ["bundle"]
+    list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
+
+
+@admin.register(Plan)
+class PlanAdmin(ServiceManagedAdmin):
+    list_display = ["__str__", "workspace", "kind", "status", "created_by", "created_at"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["workspace", "created_by"]

@@ -1,0 +1,34 @@
+"""Read-only catalog endpoints: thin callers of the selectors."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics
+
+from catalog import selectors
+
+from .serializers import BundleDetailSerializer, BundleSerializer, BundleVersionSerializer
+
+
+class BundleList(generics.ListAPIView):
+    """Bundles with at least one published version (drafts too, for staff)."""
+
+    serializer_class = BundleSerializer
+
+    def get_queryset(self):
+        return selectors.bundle_list(user=self.request.user)
+
+
+class BundleDetail(generics.RetrieveAPIView):
+    serializer_class = BundleDetailSerializer
+
+    def get_object(self):
+        return selectors.bundle_get(user=self.request.user, slug=self.kwargs["slug"])
+
+
+@extend_schema(summary="A bundle version: skills in order with bodies, hosts, credential names")
+class BundleVersionDetail(generics.RetrieveAPIView):
+    serializer_class = BundleVersionSerializer
+
+    def get_object(self):
+        return selectors.bundle_version_get(
+            user=self.request.user, slug=self.kwargs["slug"], version=self.kwargs["version"]
+        )

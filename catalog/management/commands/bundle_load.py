@@ -1,0 +1,39 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from catalog.bundle_files import read_bundle_folder
+from catalog.services import bundle_load
+from pixie.actors import command_actor
+from pixie.errors import PixieError
+
+
+class Command(BaseCommand):
+    help = "Load a bundle version from a folder (bundle.toml + skills/<slug>/SKILL.md)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", help="The bundle folder.")
+        parser.add_argument("--publish", action="store_true", help="Publish it after loading.")
+        parser.add_argument("--user", help="Record the change as this user (default: system).")
+
+    def handle(self, *args, path, publish, user, **options):
+        actor = command_actor(user)
+        try:
+            spec = read_bundle_folder(path)
+            result = bundle_load(spec=spec, actor=actor, publish=publish)
+        except PixieError as exc:
+            lines = getattr(exc, "problems", [exc.message])
+            raise CommandError(
+                f"{path}: nothing was loaded.\n" + "\n".join(f"  - {p}" for p in lines)
+            ) from None
+        version = result.bundle_version
+        if result.created:
+            verb = "Loaded"
+        elif result.published:
+            verb = "Already loaded;"
+        else:
+            verb = "Unchanged:"
+        state = " and published" if result.published else ""
+        self.stdout.write(
+            f"{verb} {version.bundle.slug} {version.version}{state} "
+            f"({version.get_status_display().lower()}, {len(spec.skills)} skills, "
+            f"{result.skill_versions_created} new skill versions)"
+        )

@@ -1,0 +1,286 @@
+"""The operator's catalog: publishers, tools, skill packages and bundles."""
+
+import reversion
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from catalog.validators import (
+    BODY_MAX,
+    DESCRIPTION_MAX,
+    NAME_MAX,
+    validate_credential_name,
+    validate_host,
+    validate_semver,
+)
+from pixie.namespace_fields import SlugField
+
+from .immutable import PublishedImmutable
+
+
+@reversion.register()
+class Publisher(models.Model):
+    class Kind(models.TextChoices):
+        OPERATOR = "operator", "Operator"
+        WORKSPACE = "workspace", "Workspace"
+        THIRD_PARTY = "third_party", "Third party"
+
+    slug = SlugField(unique=True)
+    name = models.CharField(max_length=NAME_MAX)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OPERATOR)
+    workspace = models.ForeignKey(
+        "pixie.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        help_text="The workspace that publishes, for a workspace publisher.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Tool(models.Model):
+    """A built-in capability. Tools are code: the registry is seeded by a migration."""
+
+    slug = SlugField(unique=True)
+    name = models.CharField(max_length=NAME_MAX)
+    description = models.CharField(max_length=DESCRIPTION_MAX)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return f"@{self.slug}"
+
+
+@reversion.register()
+class SkillPackage(models.Model):
+    slug = SlugField(unique=True, help_text="The skill's @-handle in the shared namespace.")
+    publisher = models.ForeignKey(Publisher, on_delete=models.PROTECT, related_name="packages")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return f"@{self.slug}"
+
+
+class Status(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    PUBLISHED = "published", "Published"
+    YANKED = "yanked", "Yanked"
+
+
+@reversion.register()
+class SkillVersion(PublishedImmutable):
+    CONTENT_FIELDS = (
+        "package_id",
+        "version",
+        "name",
+        "description",
+        "body",
+        "approvals",
+        "frontmatter",
+    )
+
+    package = models.ForeignKey(SkillPackage, on_delete=models.PROTECT, related_name="versions")
+    version = models.CharField(max_length=64, validators=[validate_semver])
+    name = models.CharField(max_length=NAME_MAX)
+    description = models.CharField(max_length=DESCRIPTION_MAX, help_text="One line.")
+    body = models.TextField(max_length=BODY_MAX)
+    approvals = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Operations needing a person\'s yes: [{"operation": ..., "rule": ...}].',
+    )
+    frontmatter = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Other SKILL.md frontmatter kept as is (license, compatibility, metadata, "
+        "allowed-tools).",
+    )
+    status = models.CharField(
+        max_length=16,
+        choices=[(Status.DRAFT, "Draft"), (Status.PUBLISHED, "Published")],
+        default=Status.DRAFT,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["package__slug", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["package", "version"], name="one_skill_version_number")
+        ]
+
+    @classmethod
+    def published_q(cls):
+        return models.Q(status=Status.PUBLISHED)
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == Status.PUBLISHED
+
+    def __str__(self):
+        return f"@{self.package.slug} {self.version}"
+
+
+@reversion.register()
+class Bundle(models.Model):
+    slug = SlugField(unique=True)
+    name = models.CharField(max_length=NAME_MAX)
+    description = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
+    publisher = models.ForeignKey(Publisher, on_delete=models.PROTECT, related_name="bundles")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+@reversion.register(follow=["skills", "hosts", "credentials"])
+class BundleVersion(PublishedImmutable):
+    CONTENT_FIELDS = ("bundle_id", "version", "description", "notes")
+
+    bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="versions")
+    version = models.CharField(max_length=64, validators=[validate_semver])
+    description = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
+    notes = models.TextField(blank=True, max_length=BODY_MAX)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    yanked_at = models.DateTimeField(null=True, blank=True)
+    yanked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    yank_reason = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
+
+    class Meta:
+        ordering = ["bundle__name", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["bundle", "version"], name="one_bundle_version_number")
+        ]
+
+    @classmethod
+    def published_q(cls):
+        return ~models.Q(status=Status.DRAFT)
+
+    @property
+    def is_draft(self) -> bool:
+        return self.status == Status.DRAFT
+
+    def __str__(self):
+        return f"{self.bundle.name} {self.version}"
+
+
+class BundlePart(models.Model):
+    """A row that belongs to a bundle version and freezes with it."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self._parent_frozen():
+            from pixie.errors import ImmutableError
+
+            raise ImmutableError(
+                "This bundle version is published and cannot be changed; "
+                "create a new version instead."
+            )
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self._parent_frozen():
+            from pixie.errors import ImmutableError
+
+            raise ImmutableError("This bundle version is published and cannot be changed.")
+        return super().delete(*args, **kwargs)
+
+    def _parent_frozen(self) -> bool:
+        return (
+            self.bundle_version_id is not None
+            and BundleVersion._base_manager.filter(pk=self.bundle_version_id)
+            .exclude(status=Status.DRAFT)
+            .exists()
+        )
+
+
+@reversion.register()
+class BundleSkill(BundlePart):
+    bundle_version = models.ForeignKey(
+        BundleVersion, on_delete=models.CASCADE, related_name="skills"
+    )
+    skill_version = models.ForeignKey(
+        SkillVersion, on_delete=models.PROTECT, related_name="bundle_entries"
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["bundle_version", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bundle_version", "skill_version"], name="skill_once_per_bundle_version"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.position}. {self.skill_version}"
+
+
+@reversion.register()
+class BundleHost(BundlePart):
+    bundle_version = models.ForeignKey(
+        BundleVersion, on_delete=models.CASCADE, related_name="hosts"
+    )
+    host = models.CharField(max_length=253, validators=[validate_host])
+    port = models.PositiveIntegerField(
+        default=443, validators=[MinValueValidator(1), MaxValueValidator(65535)]
+    )
+    purpose = models.CharField(max_length=DESCRIPTION_MAX)
+
+    class Meta:
+        ordering = ["bundle_version", "host", "port"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bundle_version", "host", "port"], name="host_once_per_bundle_version"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.host}:{self.port}"
+
+
+@reversion.register()
+class BundleCredential(BundlePart):
+    """A credential a host needs, by name only: Pixie never holds the value."""
+
+    bundle_version = models.ForeignKey(
+        BundleVersion, on_delete=models.CASCADE, related_name="credentials"
+    )
+    name = models.CharField(max_length=128, validators=[validate_credential_name])
+    host = models.CharField(
+        max_length=253, validators=[validate_host], help_text="The host that needs it."
+    )
+    purpose = models.CharField(max_length=DESCRIPTION_MAX)
+
+    class Meta:
+        ordering = ["bundle_version", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bundle_version", "name"], name="credential_once_per_bundle_version"
+            )
+        ]
+
+    def __str__(self):
+        return self.name

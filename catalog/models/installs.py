@@ -1,0 +1,80 @@
+"""Installed bundles and the plans that change them (behaviour: the plans issue)."""
+
+import reversion
+from django.conf import settings
+from django.db import models
+
+
+@reversion.register()
+class Installation(models.Model):
+    workspace = models.ForeignKey(
+        "pixie.Workspace", on_delete=models.CASCADE, related_name="installations"
+    )
+    bundle = models.ForeignKey("Bundle", on_delete=models.PROTECT, related_name="installations")
+    bundle_version = models.ForeignKey(
+        "BundleVersion", on_delete=models.PROTECT, related_name="installations"
+    )
+    installed_at = models.DateTimeField(auto_now_add=True)
+    installed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["workspace", "bundle"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "bundle"], name="bundle_once_per_workspace"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.bundle_version} in {self.workspace}"
+
+
+@reversion.register()
+class Plan(models.Model):
+    class Kind(models.TextChoices):
+        INSTALL = "install", "Install"
+        UPGRADE = "upgrade", "Upgrade"
+        UNINSTALL = "uninstall", "Uninstall"
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        APPROVED = "approved", "Approved"
+        APPLYING = "applying", "Applying"
+        APPLIED = "applied", "Applied"
+        FAILED = "failed", "Failed"
+        STALE = "stale", "Stale"
+        REJECTED = "rejected", "Rejected"
+        SUPERSEDED = "superseded", "Superseded"
+
+    workspace = models.ForeignKey("pixie.Workspace", on_delete=models.CASCADE, related_name="plans")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
+    bundle_version = models.ForeignKey(
+        "BundleVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="plans"
+    )
+    installation = models.ForeignKey(
+        Installation, null=True, blank=True, on_delete=models.SET_NULL, related_name="plans"
+    )
+    summary = models.CharField(max_length=400, blank=True)
+    expands_reach = models.BooleanField(default=False)
+    steps = models.JSONField(default=list, blank=True)
+    fingerprint = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reject_reason = models.CharField(max_length=400, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"Plan #{self.pk} ({self.kind}, {self.status})"

@@ -1,0 +1,91 @@
+"""A workspace's own skills: every edit is a new immutable revision."""
+
+import reversion
+from django.conf import settings
+from django.db import models
+
+from catalog.validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+from pixie.errors import ImmutableError
+from pixie.namespace_fields import SlugField
+
+
+@reversion.register()
+class WorkspaceSkill(models.Model):
+    workspace = models.ForeignKey(
+        "pixie.Workspace", on_delete=models.CASCADE, related_name="skills"
+    )
+    slug = SlugField()
+    head = models.ForeignKey(
+        "SkillRevision",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The latest revision.",
+    )
+    enabled = models.BooleanField(default=True)
+    advertised = models.BooleanField(
+        default=True, help_text="Shown in the planner's menu. Imported skills arrive off it."
+    )
+    installation = models.ForeignKey(
+        "Installation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="skills",
+        help_text="The installed bundle that brought this skill, if any.",
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "slug"], name="skill_slug_per_workspace")
+        ]
+
+    def __str__(self):
+        return f"@{self.slug}"
+
+
+@reversion.register()
+class SkillRevision(models.Model):
+    """One immutable state of a workspace skill."""
+
+    skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=NAME_MAX)
+    short_description = models.CharField(max_length=DESCRIPTION_MAX)
+    body = models.TextField(max_length=BODY_MAX)
+    approvals = models.JSONField(default=list, blank=True)
+    frontmatter = models.JSONField(default=dict, blank=True)
+    upstream = models.ForeignKey(
+        "SkillVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="workspace_revisions",
+        help_text="The catalog version this revision came from, if any.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    comment = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
+
+    class Meta:
+        ordering = ["skill", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["skill", "number"], name="revision_number_per_skill")
+        ]
+
+    def __str__(self):
+        return f"@{self.skill.slug} r{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ImmutableError(f"Revision {self} cannot be changed; an edit is a new revision.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableError(f"Revision {self} is history and cannot be deleted.")

@@ -1,0 +1,62 @@
+"""Reads of the catalog, each a bounded number of queries whatever the data size."""
+
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+
+from .models import Bundle, BundleSkill, BundleVersion, Status
+from .validators import version_key
+
+
+def visible_versions(user) -> QuerySet[BundleVersion]:
+    """Staff see drafts; everyone else sees what was published (yanked included)."""
+    versions = BundleVersion.objects.all()
+    if not user.is_staff:
+        versions = versions.exclude(status=Status.DRAFT)
+    return versions
+
+
+def bundle_list(*, user) -> QuerySet[Bundle]:
+    versions = visible_versions(user).only(
+        "id", "bundle_id", "version", "status", "published_at", "yank_reason"
+    )
+    return (
+        Bundle.objects.filter(versions__in=versions)
+        .distinct()
+        .select_related("publisher")
+        .prefetch_related(Prefetch("versions", queryset=versions, to_attr="visible_versions"))
+        .order_by("name", "slug")
+    )
+
+
+def bundle_get(*, user, slug: str) -> Bundle:
+    bundle = bundle_list(user=user).filter(slug=slug).first()
+    if bundle is None:
+        raise Http404(f"No bundle {slug}.")
+    return bundle
+
+
+def latest_published(versions: list[BundleVersion]) -> BundleVersion | None:
+    published = [v for v in versions if v.status == Status.PUBLISHED]
+    return max(published, key=lambda v: version_key(v.version), default=None)
+
+
+def bundle_version_get(*, user, slug: str, version: str) -> BundleVersion:
+    bundle_version = (
+        visible_versions(user)
+        .filter(bundle__slug=slug, version=version)
+        .select_related("bundle__publisher")
+        .prefetch_related(
+            Prefetch(
+                "skills",
+                queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
+                    "position", "id"
+                ),
+            ),
+            "hosts",
+            "credentials",
+        )
+        .first()
+    )
+    if bundle_version is None:
+        raise Http404(f"No version {version} of bundle {slug}.")
+    return bundle_version

@@ -1,0 +1,120 @@
+"""Publishing and yanking catalog versions."""
+
+from django.utils import timezone
+
+from catalog.mentions import describe_unresolved, unresolved_by_skill
+from catalog.models import (
+    BundleVersion,
+    Publisher,
+    SkillPackage,
+    SkillVersion,
+    Status,
+    Tool,
+)
+from pixie.audit import audited
+from pixie.errors import StateError, ValidationFailed
+
+
+def tool_slugs() -> set[str]:
+    return set(Tool.objects.values_list("slug", flat=True))
+
+
+def skill_package_create(*, slug: str, publisher: Publisher, actor) -> SkillPackage:
+    """A new package; its slug must not shadow a tool (one namespace for both)."""
+    if Tool.objects.filter(slug=slug).exists():
+        raise ValidationFailed(f"@{slug} is a built-in tool; choose another slug for the skill")
+    with audited(actor=actor, comment=f"Created skill package @{slug}"):
+        return SkillPackage.objects.create(slug=slug, publisher=publisher)
+
+
+def skill_version_publish(*, skill_version: SkillVersion, actor) -> SkillVersion:
+    with audited(actor=actor, comment=f"Published skill {skill_version}"):
+        locked = SkillVersion.objects.select_for_update().get(pk=skill_version.pk)
+        if locked.status == Status.PUBLISHED:
+            raise StateError(f"Skill {locked} is already published.", code="already_published")
+        SkillVersion.objects.filter(pk=locked.pk).update(
+            status=Status.PUBLISHED, published_at=timezone.now()
+        )
+        locked.refresh_from_db()
+        return locked
+
+
+def bundle_version_problems(bundle_version: BundleVersion) -> list[str]:
+    """Everything that stops a bundle version from being published, each named."""
+    entries = list(
+        bundle_version.skills.select_related("skill_version__package").order_by("position", "id")
+    )
+    problems: list[str] = []
+    if not entries:
+        problems.append("A bundle version needs at least one skill")
+    seen: set[str] = set()
+    for entry in entries:
+        slug = entry.skill_version.package.slug
+        if slug in seen:
+            problems.append(f"@{slug} appears more than once; a bundle names one version of it")
+        seen.add(slug)
+    missing = unresolved_by_skill(
+        ((e.skill_version.package.slug, e.skill_version.body) for e in entries),
+        seen | tool_slugs(),
+    )
+    problems.extend(describe_unresolved(missing))
+    hosts = {h.host for h in bundle_version.hosts.all()}
+    for credential in bundle_version.credentials.all():
+        if credential.host not in hosts:
+            problems.append(
+                f"Credential {credential.name} is for host {credential.host}, "
+                "which the bundle does not list"
+            )
+    return problems
+
+
+def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVersion:
+    """Publish a draft, and the draft skill versions it names, as one act."""
+    with audited(actor=actor, comment=f"Published {bundle_version}"):
+        locked = BundleVersion.objects.select_for_update().get(pk=bundle_version.pk)
+        if locked.status != Status.DRAFT:
+            raise StateError(
+                f"{locked} is already {locked.get_status_display().lower()}; "
+                "published versions never change. Create a new version instead.",
+                code="already_published",
+            )
+        problems = bundle_version_problems(locked)
+        if problems:
+            raise ValidationFailed(
+                [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
+            )
+        now = timezone.now()
+        drafts = SkillVersion.objects.filter(
+            bundle_entries__bundle_version=locked, status=Status.DRAFT
+        )
+        for skill_version in drafts:
+            # Saved one by one so each gets its own history entry.
+            skill_version.status = Status.PUBLISHED
+            skill_version.published_at = now
+            skill_version.save(update_fields=["status", "published_at"])
+        locked.status = Status.PUBLISHED
+        locked.published_at = now
+        locked.published_by = actor
+        locked.save(update_fields=["status", "published_at", "published_by"])
+        return locked
+
+
+def bundle_version_yank(*, bundle_version: BundleVersion, actor, reason: str) -> BundleVersion:
+    """Withdraw a published version from new plans; installs of it keep working."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("Say why the version is yanked (the reason is shown to workspaces)")
+    with audited(actor=actor, comment=f"Yanked {bundle_version}: {reason}"):
+        locked = BundleVersion.objects.select_for_update().get(pk=bundle_version.pk)
+        if locked.status != Status.PUBLISHED:
+            raise StateError(
+                f"Only a published version can be yanked; {locked} is "
+                f"{locked.get_status_display().lower()}.",
+                code="not_published",
+            )
+        locked.status = Status.YANKED
+        locked.yanked_at = timezone.now()
+        locked.yanked_by = actor
+        locked.yank_reason = reason[:400]
+        locked.save(update_fields=["status", "yanked_at", "yanked_by", "yank_reason"])
+        return locked

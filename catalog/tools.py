@@ -1,0 +1,18 @@
+"""The built-in tool registry. Tools are code, so the list lives in code.
+
+A migration writes these rows; skills mention them as @slug.
+"""
+
+BUILTIN_TOOLS: list[tuple[str, str, str]] = [
+    ("http-request", "HTTP request", "Call a host the workspace's egress rules allow."),
+    ("send-email", "Send email", "Send an email from the workspace's outgoing address."),
+    ("find-file", "Find file", "Find a file in the workspace's document store by name or text."),
+    ("query-ledger", "Query ledger", "Read invoices, customers, payments and balances."),
+    ("ask-approval", "Ask approval", "Ask a person for a yes or no and wait for the answer."),
+    ("read-calendar", "Read calendar", "Read events from the workspace's calendars."),
+    ("search-web", "Search the web", "Search the public web and return result snippets."),
+    ("create-ticket", "Create ticket", "Open a ticket in the workspace's helpdesk."),
+    ("list-devices", "List devices", "List the devices registered to the workspace."),
+    ("check-notebook", "Check notebook", "Read the agent's notebook of facts it was told."),
+    ("grep-memory", "Search memory", "Search the agent's long-term memory for a phrase."),
+]

@@ -1,0 +1,72 @@
+"""Field rules shared by the models, the bundle loader and the API."""
+
+import re
+
+from django.core.exceptions import ValidationError
+
+NAME_MAX = 80
+DESCRIPTION_MAX = 400
+BODY_MAX = 8000
+
+# semver.org's own pattern: MAJOR.MINOR.PATCH with optional pre-release and build.
+SEMVER_RE = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+)
+CREDENTIAL_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
+HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def is_semver(value: object) -> bool:
+    return isinstance(value, str) and SEMVER_RE.fullmatch(value) is not None
+
+
+def version_key(value: str) -> tuple:
+    """Sort key for semantic versions: releases after their pre-releases."""
+    match = SEMVER_RE.fullmatch(value)
+    if not match:
+        return (0, 0, 0, 0, ())
+    major, minor, patch, pre, _build = match.groups()
+    pre_key: tuple = ()
+    if pre:
+        pre_key = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+    return (int(major), int(minor), int(patch), 0 if pre else 1, pre_key)
+
+
+def is_credential_name(value: object) -> bool:
+    return isinstance(value, str) and CREDENTIAL_NAME_RE.fullmatch(value) is not None
+
+
+def is_host(value: object) -> bool:
+    """A DNS host name (no scheme, port, path or wildcard), lowercase."""
+    if not isinstance(value, str) or not value or len(value) > 253:
+        return False
+    labels = value.split(".")
+    return len(labels) >= 2 and all(HOST_LABEL_RE.fullmatch(label) for label in labels)
+
+
+def validate_semver(value: str) -> None:
+    if not is_semver(value):
+        raise ValidationError(
+            "%(value)r is not a semantic version (MAJOR.MINOR.PATCH, e.g. 2.1.0).",
+            params={"value": value},
+        )
+
+
+def validate_credential_name(value: str) -> None:
+    if not is_credential_name(value):
+        raise ValidationError(
+            "%(value)r is not a credential name: upper-case letters, digits and underscores, "
+            "starting with a letter (e.g. LEDGER_API_TOKEN).",
+            params={"value": value},
+        )
+
+
+def validate_host(value: str) -> None:
+    if not is_host(value):
+        raise ValidationError(
+            "%(value)r is not a host name: lower-case DNS name such as ledger.example.com, "
+            "without scheme, port or path.",
+            params={"value": value},
+        )

@@ -1,0 +1,96 @@
+"""Object-level permissions for workspace data in the admin.
+
+Superusers see everything. Any other user sees only the rows of workspaces
+they belong to, read-only: changes go through services and their own pages
+(plans, imports), which check the owner role themselves.
+"""
+
+from django.contrib import admin
+from reversion.admin import VersionAdmin
+
+
+def member_workspace_ids(user) -> list[int]:
+    cached = getattr(user, "_pixie_workspace_ids", None)
+    if cached is None:
+        cached = list(user.memberships.values_list("workspace_id", flat=True))
+        user._pixie_workspace_ids = cached
+    return cached
+
+
+class WorkspaceScopedAdmin(VersionAdmin):
+    # The lookup from this model to its workspace id.
+    workspace_field = "workspace"
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(
+            **{f"{self.workspace_field}__in": member_workspace_ids(request.user)}
+        )
+
+    def has_view_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return True
+        return bool(request.user.is_active and member_workspace_ids(request.user))
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+class ServiceManagedAdmin(WorkspaceScopedAdmin):
+    """Rows only services write (installations, plans): the admin shows them."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class SharedChoicesInline(admin.TabularInline):
+    """An inline whose foreign-key selects load their choices once per request.
+
+    Without this each row of the formset runs its own query for the same
+    options, so a page's query count grows with the number of rows.
+    """
+
+    # field name -> callable returning the queryset of choices (with select_related)
+    shared_choices: dict = {}
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        make_queryset = self.shared_choices.get(db_field.name)
+        if make_queryset is None or field is None:
+            return field
+        cache = request.__dict__.setdefault("_pixie_shared_choices", {})
+        key = (type(self), db_field.name)
+        if key not in cache:
+            field.queryset = make_queryset()
+            cache[key] = list(field.choices)
+        field.choices = cache[key]
+        return field

@@ -1,0 +1,131 @@
+"""The read-only catalog API, as a client with a session or a token uses it."""
+
+import pytest
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from catalog.models import Status
+from catalog.services import bundle_version_publish, bundle_version_yank
+from tests.factories import make_bundle_version, make_skill_version, make_user
+
+pytestmark = pytest.mark.django_db
+
+ENDPOINTS = [
+    "/api/bundles/",
+    "/api/bundles/accounts-receivable/",
+    "/api/bundles/accounts-receivable/versions/2.1.0/",
+    "/api/schema/",
+    "/api/docs/",
+]
+
+
+@pytest.fixture
+def demo_catalog():
+    call_command("bundle_load", "catalog/demo/accounts-receivable-2.1.0", "--publish")
+    call_command("bundle_load", "catalog/demo/accounts-receivable-2.2.0", "--publish")
+
+
+@pytest.fixture
+def api():
+    client = APIClient()
+    client.force_authenticate(make_user("reader"))
+    return client
+
+
+@pytest.mark.parametrize("url", ENDPOINTS)
+def test_anonymous_requests_are_refused(url, demo_catalog):
+    response = APIClient().get(url)
+    assert response.status_code in (401, 403)
+    assert b"ledger" not in response.content
+
+
+def test_a_token_from_drf_create_token_authenticates(demo_catalog, capsys):
+    make_user("robot")
+    call_command("drf_create_token", "robot")
+    token = Token.objects.get(user__username="robot").key
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.get("/api/bundles/").status_code == 200
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert client.get("/api/bundles/").status_code == 401
+
+
+def test_the_bundle_list_shows_the_latest_published_version(api, demo_catalog):
+    body = api.get("/api/bundles/").json()
+    assert body["count"] == 1
+    (bundle,) = body["results"]
+    assert bundle["slug"] == "accounts-receivable"
+    assert bundle["latest_version"] == "2.2.0"
+    assert bundle["publisher"]["slug"] == "pixie"
+
+
+def test_a_bundle_lists_its_versions_newest_first_with_yanks(api, demo_catalog, operator):
+    from catalog.models import BundleVersion
+
+    bundle_version_yank(
+        bundle_version=BundleVersion.objects.get(version="2.1.0"),
+        actor=operator,
+        reason="Superseded",
+    )
+    body = api.get("/api/bundles/accounts-receivable/").json()
+    assert [(v["version"], v["status"]) for v in body["versions"]] == [
+        ("2.2.0", "published"),
+        ("2.1.0", "yanked"),
+    ]
+    assert body["versions"][1]["yank_reason"] == "Superseded"
+
+
+def test_a_bundle_version_has_skills_in_order_hosts_credentials_and_rules(api, demo_catalog):
+    body = api.get("/api/bundles/accounts-receivable/versions/2.2.0/").json()
+    assert [s["slug"] for s in body["skills"]] == [
+        "ar-ground-rules",
+        "invoice-chase",
+        "take-payment",
+        "payment-plan",
+        "apply-credit-note",
+    ]
+    assert all(s["body"] for s in body["skills"])
+    assert {h["host"] for h in body["hosts"]} == {"ledger.example.com", "payments.example.com"}
+    assert {c["name"] for c in body["credentials"]} == {"LEDGER_API_TOKEN", "PAYMENTS_API_KEY"}
+    operations = {r["operation"]: r["skill"] for r in body["approval_rules"]}
+    assert operations["take-payment"] == "take-payment"
+    assert operations["apply-credit-note"] == "apply-credit-note"
+
+
+def test_drafts_are_hidden_from_workspace_users_and_shown_to_staff(api, operator):
+    draft = make_bundle_version("secret-plans", skills=[make_skill_version()])
+    assert api.get("/api/bundles/").json()["count"] == 0
+    assert api.get("/api/bundles/secret-plans/versions/1.0.0/").status_code == 404
+    staff = APIClient()
+    staff.force_authenticate(operator)
+    assert staff.get("/api/bundles/secret-plans/versions/1.0.0/").json()["status"] == Status.DRAFT
+    bundle_version_publish(bundle_version=draft, actor=operator)
+    assert api.get("/api/bundles/").json()["count"] == 1
+
+
+def test_unknown_bundles_and_versions_answer_404(api, demo_catalog):
+    assert api.get("/api/bundles/nope/").status_code == 404
+    assert api.get("/api/bundles/accounts-receivable/versions/9.9.9/").status_code == 404
+
+
+def test_api_lists_and_details_run_bounded_queries(api, operator, django_assert_max_num_queries):
+    skills = [make_skill_version(f"s-{i}") for i in range(60)]
+    for i in range(60):
+        bundle_version_publish(
+            bundle_version=make_bundle_version(f"b-{i}", skills=[skills[i]]), actor=operator
+        )
+    big = make_bundle_version("big", skills=skills)
+    bundle_version_publish(bundle_version=big, actor=operator)
+    with django_assert_max_num_queries(6):
+        assert api.get("/api/bundles/").status_code == 200
+    with django_assert_max_num_queries(6):
+        assert api.get("/api/bundles/big/").status_code == 200
+    with django_assert_max_num_queries(8):
+        body = api.get("/api/bundles/big/versions/1.0.0/").json()
+    assert len(body["skills"]) == 60
+
+
+def test_the_openapi_schema_describes_the_catalog(api):
+    schema = api.get("/api/schema/?format=json").json()
+    assert "/api/bundles/{slug}/versions/{version}/" in schema["paths"]

@@ -1,0 +1,131 @@
+"""Project-wide promises: the demo, production settings, no credential values stored."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from reversion.models import Version
+
+from agents.models import Agent
+from catalog.models import BundleVersion, SkillVersion, Status, Tool
+from pixie.models import Membership, Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+OUR_APPS = ["pixie", "catalog", "agents", "egress"]
+
+
+@pytest.fixture
+def demo_env(settings, tmp_path, monkeypatch):
+    settings.DATA_DIR = tmp_path
+    monkeypatch.delenv("PIXIE_ADMIN_PASSWORD", raising=False)
+
+
+def _all_counts():
+    return {
+        model._meta.label: model.objects.count()
+        for app in OUR_APPS
+        for model in apps.get_app_config(app).get_models()
+    } | {"users": get_user_model().objects.count()}
+
+
+@pytest.mark.django_db
+def test_demo_loads_the_catalog_and_the_acme_workspace(demo_env, capsys):
+    call_command("demo")
+    out = capsys.readouterr().out
+    published = BundleVersion.objects.filter(status=Status.PUBLISHED)
+    assert {(v.bundle.slug, v.version) for v in published} >= {
+        ("accounts-receivable", "2.1.0"),
+        ("accounts-receivable", "2.2.0"),
+        ("support-desk", "1.0.0"),
+    }
+    acme = Workspace.objects.get(slug="acme")
+    roles = dict(Membership.objects.filter(workspace=acme).values_list("user__username", "role"))
+    assert roles == {"owner": "owner", "member": "member"}
+    assert Agent.objects.filter(workspace=acme).count() == 2
+    admin_password = re.search(r"^\s+admin\s+(\S+)$", out, re.M).group(1)
+    assert get_user_model().objects.get(username="admin").check_password(admin_password)
+
+
+@pytest.mark.django_db
+def test_running_demo_again_changes_nothing_and_prints_the_same_logins(demo_env, capsys):
+    call_command("demo")
+    first = capsys.readouterr().out
+    before = _all_counts()
+    call_command("demo")
+    again = capsys.readouterr().out
+    assert _all_counts() == before
+    logins = [line for line in first.splitlines() if line.startswith("  ")]
+    assert logins and logins == [line for line in again.splitlines() if line.startswith("  ")]
+
+
+@pytest.mark.django_db
+def test_demo_history_shows_who_loaded_the_catalog(demo_env):
+    call_command("demo")
+    version = BundleVersion.objects.get(bundle__slug="accounts-receivable", version="2.1.0")
+    revisions = [v.revision for v in Version.objects.get_for_object(version)]
+    assert revisions and all(r.user.username == "admin" for r in revisions)
+    assert any("Loaded bundle accounts-receivable 2.1.0" in r.comment for r in revisions)
+    skill = SkillVersion.objects.get(package__slug="take-payment")
+    assert Version.objects.get_for_object(skill).first().revision.user.username == "admin"
+
+
+@pytest.mark.django_db
+def test_the_tool_registry_ships_the_builtin_tools():
+    slugs = set(Tool.objects.values_list("slug", flat=True))
+    assert {"http-request", "send-email", "find-file", "query-ledger", "ask-approval"} <= slugs
+
+
+CREDENTIAL_VALUE_WORDS = re.compile(
+    r"secret|password|passwd|token|api_?key|credential_value|^value$"
+)
+
+
+def test_no_model_of_ours_has_a_field_for_a_credential_value():
+    offenders = [
+        f"{model._meta.label}.{field.name}"
+        for app in OUR_APPS
+        for model in apps.get_app_config(app).get_models()
+        for field in model._meta.get_fields()
+        if CREDENTIAL_VALUE_WORDS.search(field.name)
+    ]
+    assert offenders == []
+
+
+def test_check_deploy_passes_with_production_settings(tmp_path):
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": "x" * 20 + "production-like-secret-key-with-entropy-9f8e7d6c5b4a",
+        "ALLOWED_HOSTS": "pixie.example.com",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.sqlite3'}",
+        "SECURE_HSTS_PRELOAD": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_refuses_to_start_without_a_secret_key(tmp_path):
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "", "ALLOWED_HOSTS": "pixie.example.com"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
