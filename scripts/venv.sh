@@ -16,7 +16,10 @@ stamp=".venv/.pixie-installed${extras:+-$extras}"
 want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "Installing Pixie and its dependencies into .venv ..."
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}"
+  # (Some machines' pip configs name local mirrors that may be absent; that noise is dropped.)
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip \
+    2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}" \
+    2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
 fi

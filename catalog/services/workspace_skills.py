@@ -1,0 +1,208 @@
+"""A workspace's own skills: create, edit (a new revision), rename with cascade.
+
+The namespace rules live in pixie.namespace; these functions load rows, call
+it, and write the result in one audited transaction.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Max
+
+from catalog.models import SkillRevision, SkillVersion, Tool, WorkspaceSkill
+from catalog.validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+from pixie.audit import audited
+from pixie.errors import ValidationFailed
+from pixie.namespace import apply_rename, is_slug, parse_mentions
+
+KEEP = object()  # skill_edit: keep the head's upstream
+
+
+def taken_slugs(*, workspace) -> set[str]:
+    """Every slug a new skill in this workspace may not take: its skills and the tools."""
+    skills = WorkspaceSkill.objects.filter(workspace=workspace).values_list("slug", flat=True)
+    return set(skills) | set(Tool.objects.values_list("slug", flat=True))
+
+
+def _check_content(name: str, short_description: str, body: str) -> None:
+    problems = []
+    if not isinstance(name, str) or not name.strip():
+        problems.append("name must not be empty")
+    elif len(name) > NAME_MAX:
+        problems.append(f"name is {len(name)} characters; the limit is {NAME_MAX}")
+    if not isinstance(short_description, str) or len(short_description) > DESCRIPTION_MAX:
+        problems.append(f"short description must be text of at most {DESCRIPTION_MAX} characters")
+    elif "\n" in short_description.strip():
+        problems.append("short description must be one line")
+    if not isinstance(body, str) or not body.strip():
+        problems.append("body must not be empty")
+    elif len(body) > BODY_MAX:
+        problems.append(f"body is {len(body)} characters; the limit is {BODY_MAX}")
+    if any("\x00" in str(v) for v in (name, short_description, body)):
+        problems.append("text must not contain NUL characters")
+    if problems:
+        raise ValidationFailed(problems)
+
+
+def skill_create(
+    *,
+    workspace,
+    slug: str,
+    name: str,
+    short_description: str,
+    body: str,
+    actor,
+    upstream: SkillVersion | None = None,
+    approvals: list | None = None,
+    frontmatter: dict | None = None,
+    enabled: bool = True,
+    advertised: bool = True,
+    installation=None,
+    comment: str = "",
+) -> WorkspaceSkill:
+    if not is_slug(slug):
+        raise ValidationFailed(f"{slug!r} is not a valid slug")
+    _check_content(name, short_description, body)
+    if slug in taken_slugs(workspace=workspace):
+        raise ValidationFailed(f"@{slug} is already taken in {workspace} (by a skill or a tool)")
+    with audited(actor=actor, comment=comment or f"Created skill @{slug}"):
+        skill = WorkspaceSkill.objects.create(
+            workspace=workspace,
+            slug=slug,
+            enabled=enabled,
+            advertised=advertised,
+            installation=installation,
+        )
+        revision = SkillRevision.objects.create(
+            skill=skill,
+            number=1,
+            name=name,
+            short_description=short_description.strip(),
+            body=body,
+            approvals=approvals or [],
+            frontmatter=frontmatter or {},
+            upstream=upstream,
+            created_by=actor,
+            comment=comment,
+        )
+        skill.head = revision
+        skill.save(update_fields=["head"])
+    return skill
+
+
+def skill_edit(
+    *,
+    skill: WorkspaceSkill,
+    actor,
+    name: str | None = None,
+    short_description: str | None = None,
+    body: str | None = None,
+    upstream: SkillVersion | None | object = KEEP,
+    comment: str = "",
+) -> SkillRevision:
+    """A new head revision. A local edit keeps the upstream it was based on, so
+    the skill becomes a fork; an upgrade passes the new catalog version.
+
+    Editing to identical content writes nothing and returns the head.
+    """
+    with audited(actor=actor, comment=comment or f"Edited skill @{skill.slug}"):
+        locked = WorkspaceSkill.objects.select_for_update().select_related("head").get(pk=skill.pk)
+        head = locked.head
+        new_name = head.name if name is None else name
+        new_short = head.short_description if short_description is None else short_description
+        new_body = head.body if body is None else body
+        _check_content(new_name, new_short, new_body)
+        new_upstream = head.upstream if upstream is KEEP else upstream
+        if (new_name, new_short.strip(), new_body, new_upstream) == (
+            head.name,
+            head.short_description,
+            head.body,
+            head.upstream,
+        ):
+            return head
+        revision = _new_revision(
+            locked,
+            actor=actor,
+            name=new_name,
+            short_description=new_short.strip(),
+            body=new_body,
+            approvals=new_upstream.approvals
+            if upstream is not KEEP and new_upstream
+            else head.approvals,
+            frontmatter=(
+                new_upstream.frontmatter
+                if upstream is not KEEP and new_upstream
+                else head.frontmatter
+            ),
+            upstream=new_upstream,
+            comment=comment,
+        )
+    skill.head = revision
+    return revision
+
+
+def _new_revision(skill: WorkspaceSkill, **fields) -> SkillRevision:
+    number = (skill.revisions.aggregate(top=Max("number"))["top"] or 0) + 1
+    revision = SkillRevision.objects.create(
+        skill=skill, number=number, created_by=fields.pop("actor"), **fields
+    )
+    WorkspaceSkill.objects.filter(pk=skill.pk).update(head=revision)
+    return revision
+
+
+def skill_rename(*, skill: WorkspaceSkill, new_slug: str, actor) -> list[str]:
+    """Rename a skill and rewrite every mention of it in the workspace's other skills.
+
+    Each rewritten skill gets a new revision, so no reference dangles and the
+    history shows why its text changed. Returns the slugs that were rewritten.
+    """
+    if not is_slug(new_slug):
+        raise ValidationFailed(f"{new_slug!r} is not a valid slug")
+    old_slug = skill.slug
+    if new_slug == old_slug:
+        return []
+    if new_slug in taken_slugs(workspace=skill.workspace_id):
+        raise ValidationFailed(f"@{new_slug} is already taken (by a skill or a tool)")
+    comment = f"Renamed @{old_slug} to @{new_slug}"
+    with audited(actor=actor, comment=comment):
+        locked = WorkspaceSkill.objects.select_for_update().get(pk=skill.pk)
+        locked.slug = new_slug
+        locked.save(update_fields=["slug"])
+        rewritten = []
+        others = (
+            WorkspaceSkill.objects.select_for_update()
+            .filter(workspace_id=locked.workspace_id)
+            .exclude(pk=locked.pk)
+            .select_related("head")
+            .order_by("pk")
+        )
+        for other in others:
+            head = other.head
+            if head is None or old_slug not in parse_mentions(head.body):
+                continue
+            _new_revision(
+                other,
+                actor=actor,
+                name=head.name,
+                short_description=head.short_description,
+                body=apply_rename(old_slug, new_slug, head.body),
+                approvals=head.approvals,
+                frontmatter=head.frontmatter,
+                upstream=head.upstream,
+                comment=comment,
+            )
+            rewritten.append(other.slug)
+    skill.slug = new_slug
+    return rewritten
+
+
+def is_fork(skill: WorkspaceSkill) -> bool:
+    """A skill whose head differs from the catalog version it came from."""
+    head = skill.head
+    if head is None or head.upstream_id is None:
+        return False
+    upstream = head.upstream
+    return (head.name, head.short_description, head.body) != (
+        upstream.name,
+        upstream.description,
+        upstream.body,
+    )
