@@ -60,6 +60,12 @@ class Plan(models.Model):
     summary = models.CharField(max_length=400, blank=True)
     expands_reach = models.BooleanField(default=False)
     steps = models.JSONField(default=list, blank=True)
+    options = models.JSONField(
+        default=dict, blank=True, help_text="What was asked: agents and fork choices."
+    )
+    reads = models.JSONField(
+        default=dict, blank=True, help_text="What the plan read; compared again before applying."
+    )
     fingerprint = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
@@ -75,6 +81,11 @@ class Plan(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["workspace", "status"])]
 
     def __str__(self):
         return f"Plan #{self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in {self.State.PROPOSED, self.State.APPROVED, self.State.APPLYING}

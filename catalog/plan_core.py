@@ -1,0 +1,414 @@
+"""Plan computation as a pure function over plain data (no database).
+
+The service reads the workspace into these dataclasses, calls `compute_plan`,
+and stores the steps. Every step is a dict a person can read: a `type`, the
+facts, and a `reason`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+
+import merge3
+
+from pixie.namespace import apply_rename, make_slug, parse_mentions
+
+FORK_CHOICES = ("keep", "take", "merge")
+
+
+@dataclass(frozen=True)
+class CatalogSkill:
+    slug: str
+    version_id: int
+    version: str
+    name: str
+    description: str
+    body: str
+    approvals: tuple = ()
+    frontmatter: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BundleState:
+    bundle_version_id: int
+    bundle: str
+    version: str
+    skills: tuple[CatalogSkill, ...]
+    hosts: tuple[tuple[str, int, str], ...]  # host, port, purpose
+    credentials: tuple[tuple[str, str, str], ...]  # name, host, purpose
+
+
+@dataclass(frozen=True)
+class InstalledSkill:
+    """A workspace skill that came from this installation, with the version it came from."""
+
+    slug: str
+    skill_id: int
+    head_id: int
+    revision_number: int
+    name: str
+    description: str
+    body: str
+    frontmatter: dict
+    upstream: CatalogSkill | None
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    kind: str  # install | upgrade | uninstall
+    target: BundleState | None
+    current: BundleState | None
+    installed: dict[str, InstalledSkill]  # by catalog (package) slug
+    occupied: dict[str, str]  # slug -> "skill" | "tool", held by something else
+    egress: dict[tuple[str, int], bool]  # (host, port) -> added by a plan (not hand-written)
+    needed_by_others: frozenset  # (host, port) and credential names other installs need
+    credentials: dict[str, bool]  # name -> confirmed
+    agents: tuple[tuple[int, str], ...] = ()  # agents to attach the skills to (install)
+    pins: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, pinned revision number)
+    fork_choices: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PlanDraft:
+    steps: list[dict]
+    summary: str
+    expands_reach: bool
+
+
+def line_diff(old: str, new: str) -> list[str]:
+    return list(
+        difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="")
+    )
+
+
+def frontmatter_text(frontmatter: dict, approvals) -> str:
+    data = {"approvals": list(approvals), **frontmatter}
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def three_way(base: str, mine: str, new: str) -> tuple[str | None, str]:
+    """(merged text, or None on conflict; the text with conflict markers either way)."""
+
+    def lines(text):
+        return [line + "\n" for line in text.split("\n")]
+
+    merger = merge3.Merge3(lines(base), lines(mine), lines(new))
+    conflicted = any(group[0] == "conflict" for group in merger.merge_groups())
+    text = "".join(
+        merger.merge_lines(name_a="yours", name_b="new", name_base="base", base_marker="|||||||")
+    )
+    text = text[:-1] if text.endswith("\n") else text
+    return (None if conflicted else text), text
+
+
+def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[dict]]:
+    """Where each incoming catalog slug lands in this workspace, and the re-slugs."""
+    assert inputs.target is not None
+    landing: dict[str, str] = {}
+    renames: list[dict] = []
+    incoming = {skill.slug for skill in inputs.target.skills}
+    taken = set(inputs.occupied) | {s.slug for s in inputs.installed.values()}
+    for skill in inputs.target.skills:
+        if skill.slug in inputs.installed:
+            landing[skill.slug] = inputs.installed[skill.slug].slug
+            continue
+        holder = inputs.occupied.get(skill.slug)
+        if holder is None and skill.slug not in taken:
+            landing[skill.slug] = skill.slug
+            taken.add(skill.slug)
+            continue
+        # Probe the workspace and every incoming slug, so a re-slug cannot
+        # collide with a bundle-mate that lands later.
+        new_slug = make_slug(skill.name, lambda s: s in taken or s in incoming)
+        taken.add(new_slug)
+        landing[skill.slug] = new_slug
+        held_by = "a tool" if holder == "tool" else "a skill from elsewhere"
+        renames.append(
+            {
+                "type": "skill.reslug",
+                "from": skill.slug,
+                "to": new_slug,
+                "reason": f"@{skill.slug} is already held in this workspace by {held_by}; "
+                f"the incoming skill arrives as @{new_slug} and the bundle's mentions follow it",
+            }
+        )
+    return landing, renames
+
+
+def _cascade(body: str, landing: dict[str, str]) -> str:
+    for old, new in landing.items():
+        if old != new and old in parse_mentions(body):
+            body = apply_rename(old, new, body)
+    return body
+
+
+def _skill_steps(inputs: PlanInputs) -> list[dict]:
+    target = inputs.target
+    assert target is not None
+    landing, steps = _slug_map(inputs)
+    for position, skill in enumerate(target.skills, start=1):
+        body = _cascade(skill.body, landing)
+        slug = landing[skill.slug]
+        installed = inputs.installed.get(skill.slug)
+        common = {"slug": slug, "catalog_slug": skill.slug, "position": position}
+        if installed is not None:
+            common["skill_id"] = installed.skill_id
+        if installed is None:
+            steps.append(
+                {
+                    "type": "skill.create",
+                    **common,
+                    "name": skill.name,
+                    "version": skill.version,
+                    "skill_version_id": skill.version_id,
+                    "body": body,
+                    "reason": f"{target.bundle} {target.version} includes it",
+                }
+            )
+            continue
+        upstream = installed.upstream
+        base_body = _cascade(upstream.body, landing) if upstream else ""
+        edited = upstream is None or (installed.name, installed.description, installed.body) != (
+            upstream.name,
+            upstream.description,
+            base_body,
+        )
+        same_version = upstream is not None and upstream.version_id == skill.version_id
+        if same_version:
+            steps.append(
+                {
+                    "type": "skill.unchanged",
+                    **common,
+                    "version": skill.version,
+                    "forked": edited,
+                    "reason": "your edits are kept; the bundle did not change this skill"
+                    if edited
+                    else "the same version is already installed",
+                }
+            )
+            continue
+        facts = {
+            **common,
+            "head_id": installed.head_id,
+            "from_version": upstream.version if upstream else None,
+            "to_version": skill.version,
+            "skill_version_id": skill.version_id,
+            "name": skill.name,
+            "body": body,
+        }
+        if edited:
+            steps.append(_fork_step(inputs, installed, skill, body, base_body, facts))
+        else:
+            steps.append(
+                {
+                    "type": "skill.update",
+                    **facts,
+                    "body_diff": line_diff(installed.body, body),
+                    "frontmatter_diff": line_diff(
+                        frontmatter_text(upstream.frontmatter, upstream.approvals),
+                        frontmatter_text(skill.frontmatter, skill.approvals),
+                    ),
+                    "reason": f"{target.bundle} {target.version} names version {skill.version}",
+                }
+            )
+    for catalog_slug, installed in inputs.installed.items():
+        if catalog_slug not in landing:
+            steps.append(_remove_step(installed, f"{target.bundle} {target.version} drops it"))
+    return steps
+
+
+def _fork_step(inputs, installed, skill, body, base_body, facts) -> dict:
+    merged, merge_text = three_way(base_body, installed.body, body)
+    offered = ["keep", "take"] + (["merge"] if merged is not None else [])
+    choice = inputs.fork_choices.get(installed.slug, "keep")
+    if choice not in offered:
+        choice = "keep"
+    return {
+        "type": "skill.fork",
+        **facts,
+        "base_body": base_body,
+        "mine_body": installed.body,
+        "merged_body": merged,
+        "merge_text": merge_text,
+        "conflict": merged is None,
+        "choices": offered,
+        "choice": choice,
+        "reason": "you edited this skill since it came from the bundle; your version is kept "
+        "unless you choose otherwise",
+    }
+
+
+def _remove_step(installed: InstalledSkill, reason: str) -> dict:
+    return {
+        "type": "skill.remove",
+        "slug": installed.slug,
+        "skill_id": installed.skill_id,
+        "reason": f"{reason}; it is archived and its revisions stay in history",
+    }
+
+
+def _reach_steps(inputs: PlanInputs) -> list[dict]:
+    steps = []
+    wanted = inputs.target.hosts if inputs.target else ()
+    credential_for = {
+        host: name for name, host, _ in (inputs.target.credentials if inputs.target else ())
+    }
+    wanted_keys = {(host, port) for host, port, _ in wanted}
+    for host, port, purpose in wanted:
+        if (host, port) in inputs.egress:
+            continue
+        steps.append(
+            {
+                "type": "egress.add",
+                "host": host,
+                "port": port,
+                "purpose": purpose,
+                "credential_name": credential_for.get(host, ""),
+                "reason": "a skill in the bundle reaches it; your agents cannot reach it today",
+            }
+        )
+    for host, port, _ in inputs.current.hosts if inputs.current else ():
+        if (host, port) in wanted_keys or not inputs.egress.get((host, port)):
+            continue
+        if (host, port) in inputs.needed_by_others:
+            continue
+        steps.append(
+            {
+                "type": "egress.remove",
+                "host": host,
+                "port": port,
+                "reason": "no installed bundle needs it any more and it was not written by hand",
+            }
+        )
+    wanted_credentials = set()
+    for name, host, purpose in inputs.target.credentials if inputs.target else ():
+        wanted_credentials.add(name)
+        present = name in inputs.credentials
+        steps.append(
+            {
+                "type": "credential.require",
+                "name": name,
+                "host": host,
+                "purpose": purpose,
+                "new": not present,
+                "confirmed": inputs.credentials.get(name, False),
+                "reason": "supply it to the agents' environment outside Pixie, then confirm it",
+            }
+        )
+    for name, _host, _purpose in inputs.current.credentials if inputs.current else ():
+        if name not in wanted_credentials and name not in inputs.needed_by_others:
+            steps.append(
+                {
+                    "type": "credential.remove",
+                    "name": name,
+                    "reason": "no installed bundle needs it any more",
+                }
+            )
+    return steps
+
+
+def compute_plan(inputs: PlanInputs) -> PlanDraft:
+    steps: list[dict] = []
+    if inputs.kind == "uninstall":
+        steps.extend(
+            _remove_step(installed, "uninstalling the bundle")
+            for installed in inputs.installed.values()
+        )
+    else:
+        steps.extend(_skill_steps(inputs))
+    steps.extend(_reach_steps(inputs))
+    current_operations = {
+        a["operation"]
+        for s in (inputs.current.skills if inputs.current else ())
+        for a in s.approvals
+    }
+    if inputs.target:
+        landing = {s["catalog_slug"]: s["slug"] for s in steps if "catalog_slug" in s}
+        for skill in inputs.target.skills:
+            for approval in skill.approvals:
+                steps.append(
+                    {
+                        "type": "approval.rule",
+                        "skill": landing.get(skill.slug, skill.slug),
+                        "operation": approval["operation"],
+                        "rule": approval["rule"],
+                        "new": approval["operation"] not in current_operations,
+                        "reason": "declared in the skill's frontmatter",
+                    }
+                )
+    attach = [s["slug"] for s in steps if s["type"] == "skill.create"]
+    for agent_id, agent_name in inputs.agents if inputs.kind == "install" else ():
+        steps.append(
+            {
+                "type": "agent.attach",
+                "agent_id": agent_id,
+                "agent": agent_name,
+                "skills": attach,
+                "reason": "you chose this agent; the skills are added in bundle order, pinned to "
+                "the new revisions",
+            }
+        )
+    for agent_name, slug, number in inputs.pins:
+        steps.append(
+            {
+                "type": "agent.pinned",
+                "agent": agent_name,
+                "slug": slug,
+                "revision": number,
+                "reason": "it keeps its pinned revision; repointing it is a separate decision",
+            }
+        )
+    return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+
+
+def expands_reach(steps: list[dict]) -> bool:
+    return any(
+        (s["type"] == "egress.add")
+        or (s["type"] == "credential.require" and s["new"])
+        or (s["type"] == "approval.rule" and s["new"])
+        for s in steps
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summarize(steps: list[dict]) -> str:
+    by_type: dict[str, int] = {}
+    for step in steps:
+        by_type[step["type"]] = by_type.get(step["type"], 0) + 1
+    hosts = by_type.get("egress.add", 0)
+    credentials = sum(1 for s in steps if s["type"] == "credential.require" and s["new"])
+    operations = sum(1 for s in steps if s["type"] == "approval.rule" and s["new"])
+    if hosts or credentials or operations:
+        parts = []
+        if hosts:
+            parts.append(_count(hosts, "host"))
+        if credentials:
+            parts.append(_count(credentials, "credential"))
+        if operations:
+            parts.append(_count(operations, "operation") + " needing approval")
+        reach = "Expands reach: adds " + " and ".join(parts)
+    else:
+        reach = "Changes prose only: no new hosts, credentials or approvals"
+    changes = []
+    created = by_type.get("skill.create", 0)
+    updated = by_type.get("skill.update", 0) + sum(
+        1 for s in steps if s["type"] == "skill.fork" and s["choice"] != "keep"
+    )
+    kept = sum(1 for s in steps if s["type"] == "skill.fork" and s["choice"] == "keep")
+    removed = by_type.get("skill.remove", 0)
+    if created:
+        changes.append(f"creates {_count(created, 'skill')}")
+    if updated:
+        changes.append(f"changes {_count(updated, 'skill')}")
+    if removed:
+        changes.append(f"archives {_count(removed, 'skill')}")
+    if kept:
+        changes.append(f"keeps {_count(kept, 'fork')}")
+    if by_type.get("egress.remove"):
+        changes.append(f"removes {_count(by_type['egress.remove'], 'host')}")
+    return f"{reach}; {', '.join(changes) or 'changes no skills'}."

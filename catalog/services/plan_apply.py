@@ -1,0 +1,316 @@
+"""Applying an approved plan: one transaction under the workspace's lock, or nothing."""
+
+from __future__ import annotations
+
+import logging
+
+import reversion
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from agents.models import AgentSkill
+from catalog.models import Installation, Plan, SkillRevision, SkillVersion, WorkspaceSkill
+from egress.models import CredentialRequirement, EgressRule
+from pixie.audit import audited
+from pixie.faults import checkpoint
+from pixie.models import Workspace
+
+from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
+
+logger = logging.getLogger(__name__)
+
+# Errors worth a retry: the database went away, not the plan being wrong.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+APPLICABLE = (Plan.State.APPROVED, Plan.State.APPLYING)
+APPLY_FAILPOINTS = (
+    "plan.apply.installation",
+    "plan.apply.skills.create",
+    "plan.apply.skills.update",
+    "plan.apply.skills.remove",
+    "plan.apply.egress",
+    "plan.apply.credentials",
+    "plan.apply.agents",
+    "plan.apply.finish",
+)
+
+
+def plan_apply(*, plan_id: int) -> str:
+    """Apply the plan if it is approved; return its status. Running it twice changes nothing."""
+    Plan.objects.filter(pk=plan_id, status=Plan.State.APPROVED).update(status=Plan.State.APPLYING)
+    try:
+        with transaction.atomic():
+            plan = Plan.objects.select_related("workspace").get(pk=plan_id)
+            if plan.status not in APPLICABLE:
+                return plan.status
+            # The workspace row is the lock that serialises every writer of it.
+            Workspace.objects.select_for_update().get(pk=plan.workspace_id)
+            plan = Plan.objects.select_for_update().select_related("workspace").get(pk=plan_id)
+            if plan.status not in APPLICABLE:
+                return plan.status
+            why_stale = staleness(plan)
+            if why_stale:
+                _finish(plan, Plan.State.STALE, why_stale)
+                return Plan.State.STALE
+            with audited(actor=plan.decided_by, comment=f"Applied plan #{plan.pk}"):
+                _apply_steps(plan)
+                checkpoint("plan.apply.finish")
+                _finish(plan, Plan.State.APPLIED, "")
+        return Plan.State.APPLIED
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:
+        logger.exception("Plan #%s failed to apply", plan_id)
+        plan_mark_failed(plan_id=plan_id, error=str(exc))
+        return Plan.State.FAILED
+
+
+def plan_mark_failed(*, plan_id: int, error: str) -> None:
+    with transaction.atomic():
+        Plan.objects.filter(pk=plan_id, status__in=APPLICABLE).update(
+            status=Plan.State.FAILED, error=error[:4000], finished_at=timezone.now()
+        )
+
+
+def _finish(plan: Plan, status: str, error: str) -> None:
+    Plan.objects.filter(pk=plan.pk).update(status=status, error=error, finished_at=timezone.now())
+    plan.refresh_from_db()
+    if reversion.is_active():
+        reversion.add_to_revision(plan)
+
+
+def staleness(plan: Plan) -> str:
+    """Why the plan no longer matches the workspace, or '' if it still does."""
+    installation = Installation.objects.filter(
+        workspace=plan.workspace, bundle_id=_bundle_id(plan)
+    ).first()
+    if plan.kind == Plan.Kind.INSTALL and installation is not None:
+        return f"Plan #{plan.pk} is stale: the bundle was installed after it was computed."
+    if plan.kind != Plan.Kind.INSTALL and (
+        installation is None or installation.pk != plan.installation_id
+    ):
+        return f"Plan #{plan.pk} is stale: the installation changed after it was computed."
+    inputs, reads = read_plan_inputs(
+        workspace=plan.workspace,
+        kind=plan.kind,
+        bundle_version_id=plan.bundle_version_id,
+        installation=installation,
+        agent_ids=plan.options.get("agents", []),
+        fork_choices=plan.options.get("fork_choices", {}),
+    )
+    reads = relevant_reads(reads, plan.steps, inputs)
+    if fingerprint(reads) == plan.fingerprint:
+        return ""
+    before = plan.reads
+    for slug, value in reads["skills"].items():
+        if before.get("skills", {}).get(slug) != value:
+            return (
+                f"Plan #{plan.pk} is stale: skill @{slug} changed after it was computed. "
+                "Create a new plan."
+            )
+    for part, label in [
+        ("installation", "the installed version"),
+        ("installed", "the bundle's skills"),
+        ("egress", "the egress rules"),
+        ("credentials", "the credentials"),
+        ("agents", "the agents' skills"),
+    ]:
+        if before.get(part) != reads.get(part):
+            return (
+                f"Plan #{plan.pk} is stale: {label} changed after it was computed. "
+                "Create a new plan."
+            )
+    return f"Plan #{plan.pk} is stale: the workspace changed after it was computed."
+
+
+def _bundle_id(plan: Plan) -> int | None:
+    if plan.bundle_version_id:
+        return plan.bundle_version.bundle_id
+    return plan.installation.bundle_id if plan.installation_id else None
+
+
+def _of(plan: Plan, *types: str) -> list[dict]:
+    return [step for step in plan.steps if step["type"] in types]
+
+
+def _apply_steps(plan: Plan) -> None:
+    now = timezone.now()
+    approver = plan.decided_by
+    checkpoint("plan.apply.installation")
+    installation = _installation(plan)
+    touched: set[int] = set()
+    versions = SkillVersion.objects.in_bulk(
+        [s["skill_version_id"] for s in plan.steps if "skill_version_id" in s]
+    )
+    comment = f"Plan #{plan.pk}"
+
+    checkpoint("plan.apply.skills.create")
+    creates = _of(plan, "skill.create")
+    new_skills = WorkspaceSkill.objects.bulk_create(
+        WorkspaceSkill(workspace=plan.workspace, slug=s["slug"], installation=installation)
+        for s in creates
+    )
+    revisions = SkillRevision.objects.bulk_create(
+        _revision(skill, 1, versions[s["skill_version_id"]], s["body"], approver, comment)
+        for skill, s in zip(new_skills, creates, strict=True)
+    )
+    for skill, revision in zip(new_skills, revisions, strict=True):
+        skill.head = revision
+    WorkspaceSkill.objects.bulk_update(new_skills, ["head"])
+    touched |= {skill.pk for skill in new_skills}
+
+    checkpoint("plan.apply.skills.update")
+    kept = _of(plan, "skill.update", "skill.fork", "skill.unchanged")
+    if plan.kind == Plan.Kind.INSTALL and kept:
+        # An earlier install's archived skills come back instead of being duplicated.
+        WorkspaceSkill.objects.filter(pk__in=[s["skill_id"] for s in kept]).update(
+            installation=installation, archived_at=None
+        )
+        touched |= {s["skill_id"] for s in kept}
+    changes = [
+        (s, s["merged_body"] if s.get("choice") == "merge" else s["body"])
+        for s in _of(plan, "skill.update", "skill.fork")
+        if s.get("choice", "take") != "keep"
+    ]
+    if changes:
+        top = dict(
+            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
+            .values("skill_id")
+            .annotate(top=Max("number"))
+            .values_list("skill_id", "top")
+        )
+        updated = SkillRevision.objects.bulk_create(
+            _revision_for(
+                s["skill_id"],
+                top[s["skill_id"]] + 1,
+                versions[s["skill_version_id"]],
+                body,
+                approver,
+                comment,
+            )  # fmt: skip
+            for s, body in changes
+        )
+        WorkspaceSkill.objects.bulk_update(
+            [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
+        )
+        touched |= {r.skill_id for r in updated}
+        revisions += updated
+
+    checkpoint("plan.apply.skills.remove")
+    removed = [s["skill_id"] for s in _of(plan, "skill.remove")]
+    if removed:
+        AgentSkill.objects.filter(skill_id__in=removed).delete()
+        WorkspaceSkill.objects.filter(pk__in=removed).update(archived_at=now, installation=None)
+        touched |= set(removed)
+
+    checkpoint("plan.apply.egress")
+    rules = EgressRule.objects.bulk_create(
+        EgressRule(
+            workspace=plan.workspace,
+            host=s["host"],
+            port=s["port"],
+            purpose=s["purpose"],
+            credential_name=s["credential_name"],
+            approved_by=approver,
+            approved_at=now,
+            plan=plan,
+        )
+        for s in _of(plan, "egress.add")
+    )
+    for s in _of(plan, "egress.remove"):
+        EgressRule.objects.filter(workspace=plan.workspace, host=s["host"], port=s["port"]).delete()
+
+    checkpoint("plan.apply.credentials")
+    requirements = CredentialRequirement.objects.bulk_create(
+        CredentialRequirement(
+            workspace=plan.workspace, name=s["name"], host=s["host"], purpose=s["purpose"]
+        )
+        for s in _of(plan, "credential.require")
+        if s["new"]
+    )
+    gone = [s["name"] for s in _of(plan, "credential.remove")]
+    if gone:
+        CredentialRequirement.objects.filter(workspace=plan.workspace, name__in=gone).delete()
+
+    checkpoint("plan.apply.agents")
+    attachments = _attach(plan)
+
+    if plan.kind == Plan.Kind.UNINSTALL:
+        Installation.objects.filter(pk=installation.pk).delete()
+    for obj in [
+        *WorkspaceSkill.objects.filter(pk__in=touched),
+        *revisions,
+        *rules,
+        *requirements,
+        *attachments,
+        *([installation] if plan.kind != Plan.Kind.UNINSTALL else []),
+    ]:
+        reversion.add_to_revision(obj)
+
+
+def _installation(plan: Plan) -> Installation:
+    if plan.kind == Plan.Kind.INSTALL:
+        return Installation.objects.create(
+            workspace=plan.workspace,
+            bundle=plan.bundle_version.bundle,
+            bundle_version=plan.bundle_version,
+            installed_by=plan.decided_by,
+        )
+    installation = plan.installation
+    if plan.kind == Plan.Kind.UPGRADE:
+        installation.bundle_version = plan.bundle_version
+        installation.installed_by = plan.decided_by
+        installation.save(update_fields=["bundle_version", "installed_by"])
+    return installation
+
+
+def _revision(skill, number, version, body, approver, comment) -> SkillRevision:
+    return _revision_for(skill.pk, number, version, body, approver, comment)
+
+
+def _revision_for(skill_id, number, version, body, approver, comment) -> SkillRevision:
+    return SkillRevision(
+        skill_id=skill_id,
+        number=number,
+        name=version.name,
+        short_description=version.description,
+        body=body,
+        approvals=version.approvals,
+        frontmatter=version.frontmatter,
+        upstream=version,
+        created_by=approver,
+        comment=comment,
+    )
+
+
+def _attach(plan: Plan) -> list[AgentSkill]:
+    steps = _of(plan, "agent.attach")
+    if not steps:
+        return []
+    slugs = {slug for s in steps for slug in s["skills"]}
+    skills = {
+        slug: (skill_id, head_id)
+        for skill_id, slug, head_id in WorkspaceSkill.objects.filter(
+            workspace=plan.workspace, slug__in=slugs
+        ).values_list("id", "slug", "head_id")
+    }
+    last = dict(
+        AgentSkill.objects.filter(agent_id__in=[s["agent_id"] for s in steps])
+        .values("agent_id")
+        .annotate(top=Max("position"))
+        .values_list("agent_id", "top")
+    )
+    rows = []
+    for s in steps:
+        start = (last.get(s["agent_id"]) or 0) + 1
+        for offset, slug in enumerate(s["skills"]):
+            skill_id, head_id = skills[slug]
+            rows.append(
+                AgentSkill(
+                    agent_id=s["agent_id"],
+                    skill_id=skill_id,
+                    position=start + offset,
+                    pinned_revision_id=head_id,
+                )
+            )
+    return AgentSkill.objects.bulk_create(rows)

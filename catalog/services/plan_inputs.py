@@ -1,0 +1,201 @@
+"""Read a workspace into the plain data the plan core computes over.
+
+A fixed number of queries whatever the sizes of the bundle and the workspace;
+`reads` is the part of the workspace the plan depends on, compared again just
+before the plan is applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.db.models import Prefetch
+
+from agents.models import Agent, AgentSkill
+from catalog.models import (
+    BundleCredential,
+    BundleHost,
+    BundleSkill,
+    BundleVersion,
+    Installation,
+    Tool,
+    WorkspaceSkill,
+)
+from catalog.plan_core import BundleState, CatalogSkill, InstalledSkill, PlanInputs
+from egress.models import CredentialRequirement, EgressRule
+
+
+def bundle_state(bundle_version_id: int | None) -> BundleState | None:
+    if bundle_version_id is None:
+        return None
+    version = (
+        BundleVersion.objects.select_related("bundle")
+        .prefetch_related(
+            Prefetch(
+                "skills",
+                queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
+                    "position", "id"
+                ),
+            ),
+            "hosts",
+            "credentials",
+        )
+        .get(pk=bundle_version_id)
+    )
+    return BundleState(
+        bundle_version_id=version.pk,
+        bundle=version.bundle.name,
+        version=version.version,
+        skills=tuple(catalog_skill(entry.skill_version) for entry in version.skills.all()),
+        hosts=tuple((h.host, h.port, h.purpose) for h in version.hosts.all()),
+        credentials=tuple((c.name, c.host, c.purpose) for c in version.credentials.all()),
+    )
+
+
+def catalog_skill(skill_version) -> CatalogSkill:
+    return CatalogSkill(
+        slug=skill_version.package.slug,
+        version_id=skill_version.pk,
+        version=skill_version.version,
+        name=skill_version.name,
+        description=skill_version.description,
+        body=skill_version.body,
+        approvals=tuple(skill_version.approvals),
+        frontmatter=skill_version.frontmatter,
+    )
+
+
+def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, InstalledSkill]:
+    """This installation's skills, and archived ones from an earlier install of the same
+    skills (so a reinstall revives them), keyed by the catalog slug they came from."""
+    skills = WorkspaceSkill.objects.filter(workspace=workspace).select_related(
+        "head__upstream__package"
+    )
+    if installation is not None:
+        skills = skills.filter(installation=installation)
+    else:
+        skills = skills.filter(
+            installation__isnull=True,
+            archived_at__isnull=False,
+            head__upstream__package__slug__in=incoming,
+        )
+    found = {}
+    for skill in skills.order_by("pk"):
+        head = skill.head
+        upstream = head.upstream
+        key = upstream.package.slug if upstream else skill.slug
+        found[key] = InstalledSkill(
+            slug=skill.slug,
+            skill_id=skill.pk,
+            head_id=head.pk,
+            revision_number=head.number,
+            name=head.name,
+            description=head.short_description,
+            body=head.body,
+            frontmatter=head.frontmatter,
+            upstream=catalog_skill(upstream) if upstream else None,
+        )
+    return found
+
+
+def read_plan_inputs(
+    *,
+    workspace,
+    kind: str,
+    bundle_version_id: int | None,
+    installation: Installation | None,
+    agent_ids: list[int],
+    fork_choices: dict[str, str],
+) -> tuple[PlanInputs, dict]:
+    target = bundle_state(bundle_version_id) if kind != "uninstall" else None
+    current = bundle_state(installation.bundle_version_id) if installation else None
+    incoming = {s.slug for s in target.skills} if target else set()
+    installed = _installed_skills(workspace, installation, incoming)
+    mine = {s.skill_id for s in installed.values()}
+
+    occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
+    heads: dict[str, int | None] = {}
+    for skill_id, slug, head_id in WorkspaceSkill.objects.filter(workspace=workspace).values_list(
+        "id", "slug", "head_id"
+    ):
+        heads[slug] = head_id
+        if skill_id not in mine:
+            occupied[slug] = "skill"
+
+    egress = {
+        (host, port): plan_id is not None
+        for host, port, plan_id in EgressRule.objects.filter(workspace=workspace).values_list(
+            "host", "port", "plan_id"
+        )
+    }
+    others = Installation.objects.filter(workspace=workspace)
+    if installation is not None:
+        others = others.exclude(pk=installation.pk)
+    other_versions = others.values("bundle_version_id")
+    needed = set(
+        BundleHost.objects.filter(bundle_version__in=other_versions).values_list("host", "port")
+    ) | set(
+        BundleCredential.objects.filter(bundle_version__in=other_versions).values_list(
+            "name", flat=True
+        )
+    )
+    credentials = dict(
+        CredentialRequirement.objects.filter(workspace=workspace).values_list("name", "confirmed")
+    )
+    agents = tuple(
+        Agent.objects.filter(workspace=workspace, pk__in=agent_ids)
+        .order_by("name", "pk")
+        .values_list("pk", "name")
+    )
+    pins = tuple(
+        AgentSkill.objects.filter(skill_id__in=mine, pinned_revision__isnull=False)
+        .order_by("agent__name", "position")
+        .values_list("agent__name", "skill__slug", "pinned_revision__number")
+    )
+    inputs = PlanInputs(
+        kind=kind,
+        target=target,
+        current=current,
+        installed=installed,
+        occupied=occupied,
+        egress=egress,
+        needed_by_others=frozenset(needed),
+        credentials=credentials,
+        agents=agents,
+        pins=pins,
+        fork_choices=fork_choices,
+    )
+    attached = (
+        AgentSkill.objects.filter(agent_id__in=[a for a, _ in agents])
+        .order_by("agent_id", "position", "pk")
+        .values_list("agent_id", "skill_id")
+    )
+    reads = {
+        "installation": installation.bundle_version_id if installation else None,
+        "installed": sorted([s.slug, s.head_id] for s in installed.values()),
+        "egress": sorted([h, p, by_plan] for (h, p), by_plan in egress.items()),
+        "credentials": sorted(credentials),
+        "agents": sorted([a, s] for a, s in attached),
+        "_heads": heads,  # reduced to the relevant slugs by the caller
+    }
+    return inputs, reads
+
+
+def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:
+    """Keep only the skills whose slugs the plan depends on."""
+    heads = reads.pop("_heads")
+    slugs = {s["slug"] for s in steps if "slug" in s}
+    slugs |= {s["from"] for s in steps if s["type"] == "skill.reslug"}
+    slugs |= {s.slug for s in inputs.target.skills} if inputs.target else set()
+    mine = {s.slug for s in inputs.installed.values()}
+    # A skill the plan changes is read to its head revision; any other slug
+    # only for whether something holds it.
+    reads["skills"] = {
+        slug: heads.get(slug) if slug in mine else (slug in heads) for slug in sorted(slugs)
+    }
+    return reads
+
+
+def fingerprint(reads: dict) -> str:
+    return hashlib.sha256(json.dumps(reads, sort_keys=True).encode()).hexdigest()

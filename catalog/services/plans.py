@@ -1,0 +1,179 @@
+"""Plans: computed against the workspace as it is, approved whole, applied by a task."""
+
+from __future__ import annotations
+
+import reversion
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from catalog.models import BundleVersion, Installation, Plan, Status
+from catalog.plan_core import FORK_CHOICES, compute_plan
+from pixie.audit import audited
+from pixie.errors import StateError, ValidationFailed
+from pixie.permissions import require_owner
+
+from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
+
+
+def _check_request(*, workspace, kind, bundle_version, installation) -> None:
+    if kind not in Plan.Kind.values:
+        raise ValidationFailed(f"kind must be one of {', '.join(Plan.Kind.values)}; got {kind!r}")
+    if kind != Plan.Kind.UNINSTALL:
+        if bundle_version is None:
+            raise ValidationFailed(f"An {kind} plan needs a bundle version")
+        if bundle_version.status == Status.YANKED:
+            raise ValidationFailed(
+                f"{bundle_version} was yanked ({bundle_version.yank_reason}); it cannot be planned",
+                code="yanked",
+            )
+        if bundle_version.status != Status.PUBLISHED:
+            raise ValidationFailed(f"{bundle_version} is not published", code="not_published")
+    if kind == Plan.Kind.INSTALL and installation is not None:
+        installed_at = installation.bundle_version.version
+        raise ValidationFailed(
+            f"{installation.bundle.name} is already installed at {installed_at}; "
+            "plan an upgrade instead",
+            code="already_installed",
+        )
+    if kind in (Plan.Kind.UPGRADE, Plan.Kind.UNINSTALL) and installation is None:
+        raise ValidationFailed(
+            f"The bundle is not installed in {workspace.name}; plan an install",
+            code="not_installed",
+        )
+    if kind == Plan.Kind.UPGRADE and installation.bundle_version_id == bundle_version.pk:
+        raise ValidationFailed(
+            f"{bundle_version} is already installed; choose another version", code="same_version"
+        )
+
+
+def _check_choices(fork_choices: dict, steps: list[dict]) -> None:
+    forks = {s["slug"]: s for s in steps if s["type"] == "skill.fork"}
+    problems = []
+    for slug, choice in fork_choices.items():
+        if choice not in FORK_CHOICES:
+            problems.append(f"fork choice for @{slug} must be keep, take or merge; got {choice!r}")
+        elif slug not in forks:
+            problems.append(f"@{slug} is not a fork in this plan")
+        elif choice not in forks[slug]["choices"]:
+            problems.append(f"merge is not offered for @{slug}: the three-way merge conflicts")
+    if problems:
+        raise ValidationFailed(problems, code="bad_fork_choice")
+
+
+def plan_create(
+    *,
+    workspace,
+    kind: str,
+    actor,
+    bundle_version: BundleVersion | None = None,
+    agents: list | tuple = (),
+    fork_choices: dict[str, str] | None = None,
+) -> Plan:
+    """Compute a plan; nothing in the workspace changes until it is approved and applied."""
+    require_owner(user=actor, workspace=workspace)
+    fork_choices = dict(fork_choices or {})
+    if bundle_version is not None:  # the stored status decides, not a caller's copy
+        bundle_version = BundleVersion.objects.select_related("bundle").get(pk=bundle_version.pk)
+    bundle = bundle_version.bundle if bundle_version else None
+    installation = (
+        Installation.objects.select_related("bundle", "bundle_version")
+        .filter(workspace=workspace, bundle=bundle)
+        .first()
+        if bundle
+        else None
+    )
+    _check_request(
+        workspace=workspace, kind=kind, bundle_version=bundle_version, installation=installation
+    )
+    agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
+    inputs, reads = read_plan_inputs(
+        workspace=workspace,
+        kind=kind,
+        bundle_version_id=bundle_version.pk if bundle_version else None,
+        installation=installation,
+        agent_ids=agent_ids,
+        fork_choices=fork_choices,
+    )
+    if len(inputs.agents) != len(set(agent_ids)):
+        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
+    draft = compute_plan(inputs)
+    _check_choices(fork_choices, draft.steps)
+    reads = relevant_reads(reads, draft.steps, inputs)
+    with audited(actor=actor, comment=f"Planned {kind} of {bundle_version or bundle}"):
+        Plan.objects.filter(
+            workspace=workspace, bundle_version__bundle=bundle, status=Plan.State.PROPOSED
+        ).update(status=Plan.State.SUPERSEDED, finished_at=timezone.now())
+        plan = Plan.objects.create(
+            workspace=workspace,
+            kind=kind,
+            bundle_version=bundle_version if kind != Plan.Kind.UNINSTALL else None,
+            installation=installation,
+            summary=draft.summary,
+            expands_reach=draft.expands_reach,
+            steps=draft.steps,
+            options={"agents": agent_ids, "fork_choices": fork_choices},
+            reads=reads,
+            fingerprint=fingerprint(reads),
+            created_by=actor,
+        )
+    return plan
+
+
+def plan_for_installation(*, installation: Installation, kind: str, actor, **kwargs) -> Plan:
+    """Upgrade or uninstall plans start from the installation."""
+    bundle_version = kwargs.pop("bundle_version", None) or installation.bundle_version
+    return plan_create(
+        workspace=installation.workspace,
+        kind=kind,
+        actor=actor,
+        bundle_version=bundle_version,
+        **kwargs,
+    )
+
+
+def plan_approve(*, plan: Plan, actor) -> Plan:
+    """Approve the whole plan; the apply task is queued once the approval commits."""
+    from catalog.tasks import apply_plan
+
+    require_owner(user=actor, workspace=plan.workspace)
+    with audited(actor=actor, comment=f"Approved plan #{plan.pk}"):
+        moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
+            status=Plan.State.APPROVED, decided_by=actor, decided_at=timezone.now()
+        )
+        if moved != 1:
+            current = Plan.objects.get(pk=plan.pk)
+            raise StateError(
+                f"Plan #{plan.pk} is already {current.get_status_display().lower()}; "
+                "it can be approved only once, while proposed.",
+                code=f"already_{current.status}",
+            )
+        plan.refresh_from_db()
+        reversion.add_to_revision(plan)
+        transaction.on_commit(lambda: apply_plan.delay(plan.pk))
+    return plan
+
+
+def plan_reject(*, plan: Plan, actor, reason: str) -> Plan:
+    require_owner(user=actor, workspace=plan.workspace)
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("Say why the plan is rejected")
+    with audited(actor=actor, comment=f"Rejected plan #{plan.pk}: {reason}"):
+        moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
+            status=Plan.State.REJECTED,
+            decided_by=actor,
+            decided_at=timezone.now(),
+            finished_at=timezone.now(),
+            reject_reason=reason[:400],
+        )
+        if moved != 1:
+            current = Plan.objects.get(pk=plan.pk)
+            raise StateError(
+                f"Plan #{plan.pk} is {current.get_status_display().lower()}; only a proposed "
+                "plan can be rejected.",
+                code=f"already_{current.status}",
+            )
+        plan.refresh_from_db()
+        reversion.add_to_revision(plan)
+    return plan
