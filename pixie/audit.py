@@ -14,7 +14,7 @@ from django.db import transaction
 @contextmanager
 def audited(*, actor, comment: str):
     outer_comment = reversion.get_comment() if reversion.is_active() else ""
-    with transaction.atomic(), reversion.create_revision():
+    with transaction.atomic(), reversion.create_revision(atomic=False):
         if actor is not None and reversion.get_user() is None:
             reversion.set_user(actor)
         # A nested block adds to the story instead of replacing it.

@@ -139,6 +139,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "ENUM_NAME_OVERRIDES": {
+        "PlanStatusEnum": "catalog.models.installs.Plan.State",
+        "CatalogStatusEnum": "catalog.models.catalog.Status",
+    },
 }
 
 # Production hardening follows DEBUG: a deployment that turns DEBUG off gets
@@ -161,3 +165,24 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- Sharing (skills and messages between workspaces' contacts) ---
+# The address other Pixie servers deliver to: PIXIE_PUBLIC_URL + /api/inbox/.
+PIXIE_PUBLIC_URL = os.environ.get("PIXIE_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# Workspaces' private keys are stored encrypted under this key (base64 of 32
+# random bytes), which lives only in the environment, never in the database.
+# A developer's machine derives one from SECRET_KEY; with DEBUG off it must be
+# set, and sharing refuses to run without it.
+PIXIE_KEY_ENCRYPTION_KEY = os.environ.get("PIXIE_KEY_ENCRYPTION_KEY", "")
+if not PIXIE_KEY_ENCRYPTION_KEY and DEBUG:
+    import base64
+    import hashlib
+
+    PIXIE_KEY_ENCRYPTION_KEY = base64.b64encode(
+        hashlib.blake2b(SECRET_KEY.encode(), digest_size=32, person=b"pixie-key-wrap").digest()
+    ).decode()
+# Contacts' inboxes may be plain http:// only on a developer's machine.
+PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
+PIXIE_INBOX_MAX_BYTES = int(os.environ.get("PIXIE_INBOX_MAX_BYTES", str(192 * 1024)))
+PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
+PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))

@@ -1,6 +1,9 @@
 from django.urls import path
 
 from . import views
+from . import workspace_views as ws
+
+W = "workspaces/<slug:workspace>"
 
 urlpatterns = [
     path("bundles/", views.BundleList.as_view(), name="bundle-list"),
@@ -10,4 +13,18 @@ urlpatterns = [
         views.BundleVersionDetail.as_view(),
         name="bundle-version-detail",
     ),
+    path(f"{W}/plans/", ws.PlanList.as_view(), name="plan-list"),
+    path(f"{W}/plans/<int:pk>/", ws.PlanDetail.as_view(), name="plan-detail"),
+    path(f"{W}/plans/<int:pk>/approve/", ws.PlanApprove.as_view(), name="plan-approve"),
+    path(f"{W}/plans/<int:pk>/reject/", ws.PlanReject.as_view(), name="plan-reject"),
+    path(f"{W}/skills/", ws.SkillList.as_view(), name="skill-list"),
+    path(f"{W}/skills/<slug:slug>/", ws.SkillDetail.as_view(), name="skill-detail"),
+    path(f"{W}/egress-rules/", ws.EgressRuleList.as_view(), name="egress-rule-list"),
+    path(f"{W}/credentials/", ws.CredentialList.as_view(), name="credential-list"),
+    path(
+        f"{W}/credentials/<str:name>/confirm/",
+        ws.CredentialConfirm.as_view(),
+        name="credential-confirm",
+    ),
+    path(f"{W}/installations/", ws.InstallationList.as_view(), name="installation-list"),
 ]

@@ -93,7 +93,7 @@ def staleness(plan: Plan) -> str:
     inputs, reads = read_plan_inputs(
         workspace=plan.workspace,
         kind=plan.kind,
-        bundle_version_id=plan.bundle_version_id,
+        bundle_version=plan.bundle_version_id,
         installation=installation,
         agent_ids=plan.options.get("agents", []),
         fork_choices=plan.options.get("fork_choices", {}),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, prefetch_related_objects
 
 from agents.models import Agent, AgentSkill
 from catalog.models import (
@@ -26,23 +26,24 @@ from catalog.plan_core import BundleState, CatalogSkill, InstalledSkill, PlanInp
 from egress.models import CredentialRequirement, EgressRule
 
 
-def bundle_state(bundle_version_id: int | None) -> BundleState | None:
-    if bundle_version_id is None:
+def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:
+    """The version's skills, hosts and credentials (accepts a row already fetched)."""
+    if bundle_version is None:
         return None
-    version = (
-        BundleVersion.objects.select_related("bundle")
-        .prefetch_related(
-            Prefetch(
-                "skills",
-                queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
-                    "position", "id"
-                ),
+    if not isinstance(bundle_version, BundleVersion):
+        bundle_version = BundleVersion.objects.select_related("bundle").get(pk=bundle_version)
+    prefetch_related_objects(
+        [bundle_version],
+        Prefetch(
+            "skills",
+            queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
+                "position", "id"
             ),
-            "hosts",
-            "credentials",
-        )
-        .get(pk=bundle_version_id)
+        ),
+        "hosts",
+        "credentials",
     )
+    version = bundle_version
     return BundleState(
         bundle_version_id=version.pk,
         bundle=version.bundle.name,
@@ -103,12 +104,12 @@ def read_plan_inputs(
     *,
     workspace,
     kind: str,
-    bundle_version_id: int | None,
+    bundle_version: BundleVersion | int | None,
     installation: Installation | None,
     agent_ids: list[int],
     fork_choices: dict[str, str],
 ) -> tuple[PlanInputs, dict]:
-    target = bundle_state(bundle_version_id) if kind != "uninstall" else None
+    target = bundle_state(bundle_version) if kind != "uninstall" else None
     current = bundle_state(installation.bundle_version_id) if installation else None
     incoming = {s.slug for s in target.skills} if target else set()
     installed = _installed_skills(workspace, installation, incoming)

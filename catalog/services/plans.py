@@ -90,7 +90,7 @@ def plan_create(
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=kind,
-        bundle_version_id=bundle_version.pk if bundle_version else None,
+        bundle_version=bundle_version,
         installation=installation,
         agent_ids=agent_ids,
         fork_choices=fork_choices,
