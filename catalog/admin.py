@@ -21,7 +21,6 @@ from .models import (
     BundleSkill,
     BundleVersion,
     Installation,
-    Plan,
     Publisher,
     SkillPackage,
     SkillRevision,
@@ -325,8 +324,4 @@ class InstallationAdmin(ServiceManagedAdmin):
     list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
 
 
-@admin.register(Plan)
-class PlanAdmin(ServiceManagedAdmin):
-    list_display = ["__str__", "workspace", "kind", "status", "created_by", "created_at"]
-    list_filter = ["kind", "status"]
-    list_select_related = ["workspace", "created_by"]
+from .admin_plans import PlanAdmin  # noqa: E402,F401  (registers the plan pages)

@@ -205,6 +205,7 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
                 {
                     "type": "skill.update",
                     **facts,
+                    "old_body": installed.body,
                     "body_diff": line_diff(installed.body, body),
                     "frontmatter_diff": line_diff(
                         frontmatter_text(upstream.frontmatter, upstream.approvals),

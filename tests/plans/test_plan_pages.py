@@ -1,0 +1,133 @@
+"""The plan pages in the admin, as an owner, a member and a stranger use them."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from catalog.models import Installation, Plan
+from catalog.services import bundle_version_publish
+from catalog.services.plans import plan_create
+from catalog.services.workspace_skills import skill_edit
+from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
+from tests.plans.flow import install
+
+pytestmark = pytest.mark.django_db
+
+
+def browser(user, **kwargs):
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    client = Client(**kwargs)
+    client.force_login(user)
+    return client
+
+
+def review_url(plan):
+    return reverse("admin:catalog_plan_review", args=[plan.pk])
+
+
+def test_owner_asks_reads_and_approves_a_plan_in_the_admin(
+    acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    client = browser(owner)
+    response = client.post(
+        reverse("admin:catalog_plan_ask"),
+        {
+            "workspace": acme.pk,
+            "kind": "install",
+            "bundle_version": demo_catalog["2.1.0"].pk,
+            "agents": [a.pk for a in agents],
+        },
+    )
+    plan = Plan.objects.get()
+    assert response.status_code == 302 and response.url == review_url(plan)
+    page = client.get(review_url(plan)).content.decode()
+    assert "Expands reach: adds 1 host and 1 credential" in page
+    for text in ("@invoice-chase", "ledger.example.com:443", "LEDGER_API_TOKEN", "not confirmed",
+                 "Taking a payment needs a person", "Collections agent", "Approve the whole plan"):  # fmt: skip
+        assert text in page, text
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("admin:catalog_plan_approve", args=[plan.pk]), follow=True)
+    assert "approved; applying it now" in response.content.decode()
+    status = client.get(reverse("admin:catalog_plan_status", args=[plan.pk])).json()
+    assert status == {"status": "applied", "label": "Applied", "error": "", "done": True}
+    assert Installation.objects.get().bundle_version == demo_catalog["2.1.0"]
+
+
+def test_the_upgrade_page_shows_the_fork_and_its_three_choices(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    from catalog.models import WorkspaceSkill
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    client = browser(owner)
+    page = client.get(review_url(plan)).content.decode()
+    for text in ("Keep my version", "Take the new version (mine stays in history)", "Merge",
+                 "Merge result", "Base (2.1.0)", "Yours", "New (2.2.0)", "keeps 1 fork"):  # fmt: skip
+        assert text in page, text
+    response = client.post(
+        reverse("admin:catalog_plan_choices", args=[plan.pk]), {"fork-invoice-chase": "merge"}
+    )
+    newer = Plan.objects.latest("pk")
+    assert response.url == review_url(newer)
+    assert next(s for s in newer.steps if s["type"] == "skill.fork")["choice"] == "merge"
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.SUPERSEDED
+
+
+def test_a_member_reads_the_plan_without_buttons(acme, owner, member, demo_catalog):
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    client = browser(member)
+    page = client.get(review_url(plan)).content.decode()
+    assert "@invoice-chase" in page
+    assert "Approve the whole plan" not in page
+    assert "Only an owner of Acme can approve" in page
+    response = client.post(reverse("admin:catalog_plan_approve", args=[plan.pk]), follow=True)
+    assert "Only an owner of Acme can do this" in response.content.decode()
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.PROPOSED
+
+
+def test_a_user_of_another_workspace_gets_404(acme, owner, demo_catalog):
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    stranger = make_user("stranger")
+    make_workspace("globex", owner=stranger)
+    client = browser(stranger)
+    for name in ("review", "status"):
+        assert client.get(reverse(f"admin:catalog_plan_{name}", args=[plan.pk])).status_code == 404
+    assert client.post(reverse("admin:catalog_plan_approve", args=[plan.pk])).status_code == 404
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.PROPOSED
+
+
+def test_approving_without_a_csrf_token_is_refused(acme, owner, demo_catalog):
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    client = browser(owner, enforce_csrf_checks=True)
+    assert client.post(reverse("admin:catalog_plan_approve", args=[plan.pk])).status_code == 403
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.PROPOSED
+
+
+@pytest.mark.parametrize("size", [5, 50])
+def test_the_plan_page_runs_bounded_queries_whatever_the_bundle_size(
+    size, acme, owner, django_assert_max_num_queries
+):
+    skills = [make_skill_version(f"step-{i}", body="Use @query-ledger.") for i in range(size)]
+    bundle_version = make_bundle_version("big", skills=skills)
+    bundle_version_publish(bundle_version=bundle_version, actor=owner)
+    plan = plan_create(workspace=acme, kind="install", bundle_version=bundle_version, actor=owner)
+    client = browser(owner)
+    with django_assert_max_num_queries(12):
+        page = client.get(review_url(plan))
+    assert page.content.decode().count('tag add">create') == size
