@@ -16,3 +16,17 @@ BUILTIN_TOOLS: list[tuple[str, str, str]] = [
     ("check-notebook", "Check notebook", "Read the agent's notebook of facts it was told."),
     ("grep-memory", "Search memory", "Search the agent's long-term memory for a phrase."),
 ]
+
+
+def ensure_builtin_tools(tool_model=None) -> int:
+    """Write any missing built-in tools; returns how many were added."""
+    if tool_model is None:
+        from catalog.models import Tool as tool_model
+    existing = set(tool_model.objects.values_list("slug", flat=True))
+    missing = [
+        tool_model(slug=slug, name=name, description=description)
+        for slug, name, description in BUILTIN_TOOLS
+        if slug not in existing
+    ]
+    tool_model.objects.bulk_create(missing)
+    return len(missing)

@@ -110,14 +110,22 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", DATA_DIR / "static"))
 # run in-process, and callers queue them with delay_on_commit so they still
 # run only after the transaction that asked for them has committed.
 REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Longer than the longest retry delay (60 s), so a task still being retried is
+# never handed to a second worker; a killed worker's task returns after it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
+    # How often a worker looks for tasks whose worker died (seconds x throttle).
+    "unacked_restore_interval": int(os.environ.get("CELERY_UNACKED_RESTORE_INTERVAL", "10")),
+    "unacked_restore_throttle": int(os.environ.get("CELERY_UNACKED_RESTORE_THROTTLE", "10")),
+}
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
@@ -164,6 +172,17 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# Fault injection for the reliability tests only (pixie/faults.py). Both stay
+# empty in production. PIXIE_PAUSE_AT="plan.apply.agents=30" makes a worker
+# started by a kill test sleep at that point, inside the apply's transaction.
+PIXIE_FAILPOINTS: set[str] = set()
+PIXIE_PAUSEPOINTS = {
+    name: float(seconds)
+    for name, _, seconds in (
+        item.partition("=") for item in env_list("PIXIE_PAUSE_AT", "") if "=" in item
+    )
 }
 
 # --- Sharing (skills and messages between workspaces' contacts) ---

@@ -29,3 +29,46 @@ def operator_client(client, operator):
 def fast_password_hashing(settings):
     # PBKDF2 costs ~0.2 s a user; tests that make dozens of users need not pay it.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def postgres_only(django_db_blocker):
+    """Real concurrency needs PostgreSQL; outside CI a SQLite run skips, in CI it fails."""
+    import os
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        message = "needs PostgreSQL (set DATABASE_URL); CI runs it there"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def redis_url():
+    import os
+
+    import redis
+
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError:
+        message = f"needs Redis at {url}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return url
+
+
+@pytest.fixture(autouse=True)
+def builtin_tools(request):
+    """Transactional tests flush the tables between tests, migrations' rows included;
+    the tool registry is code, so put it back."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker and marker.kwargs.get("transaction"):
+        request.getfixturevalue("transactional_db")
+        from catalog.tools import ensure_builtin_tools
+
+        ensure_builtin_tools()

@@ -2,15 +2,9 @@ from django.db import migrations
 
 
 def add_tools(apps, schema_editor):
-    from catalog.tools import BUILTIN_TOOLS
+    from catalog.tools import ensure_builtin_tools
 
-    Tool = apps.get_model("catalog", "Tool")
-    existing = set(Tool.objects.values_list("slug", flat=True))
-    Tool.objects.bulk_create(
-        Tool(slug=slug, name=name, description=description)
-        for slug, name, description in BUILTIN_TOOLS
-        if slug not in existing
-    )
+    ensure_builtin_tools(apps.get_model("catalog", "Tool"))
 
 
 class Migration(migrations.Migration):

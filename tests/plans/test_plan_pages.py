@@ -43,8 +43,16 @@ def test_owner_asks_reads_and_approves_a_plan_in_the_admin(
     assert response.status_code == 302 and response.url == review_url(plan)
     page = client.get(review_url(plan)).content.decode()
     assert "Expands reach: adds 1 host and 1 credential" in page
-    for text in ("@invoice-chase", "ledger.example.com:443", "LEDGER_API_TOKEN", "not confirmed",
-                 "Taking a payment needs a person", "Collections agent", "Approve the whole plan"):  # fmt: skip
+    expected = [
+        "@invoice-chase",
+        "ledger.example.com:443",
+        "LEDGER_API_TOKEN",
+        "not confirmed",
+        "Taking a payment needs a person",
+        "Collections agent",
+        "Approve the whole plan",
+    ]
+    for text in expected:
         assert text in page, text
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("admin:catalog_plan_approve", args=[plan.pk]), follow=True)
@@ -67,8 +75,16 @@ def test_the_upgrade_page_shows_the_fork_and_its_three_choices(
     )
     client = browser(owner)
     page = client.get(review_url(plan)).content.decode()
-    for text in ("Keep my version", "Take the new version (mine stays in history)", "Merge",
-                 "Merge result", "Base (2.1.0)", "Yours", "New (2.2.0)", "keeps 1 fork"):  # fmt: skip
+    expected = [
+        "Keep my version",
+        "Take the new version (mine stays in history)",
+        "Merge result",
+        "Base (2.1.0)",
+        "Yours",
+        "New (2.2.0)",
+        "keeps 1 fork",
+    ]
+    for text in expected:
         assert text in page, text
     response = client.post(
         reverse("admin:catalog_plan_choices", args=[plan.pk]), {"fork-invoice-chase": "merge"}

@@ -1,0 +1,82 @@
+"""Approvals and applies racing each other, with real threads and real transactions."""
+
+import threading
+
+import pytest
+from django.db import connections
+from reversion.models import Revision
+
+from catalog.models import Installation, Plan
+from catalog.services.plans import plan_approve, plan_create
+from pixie.errors import StateError
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
+
+
+def run_together(count, action):
+    barrier = threading.Barrier(count)
+    outcomes, lock = [], threading.Lock()
+
+    def worker():
+        try:
+            barrier.wait(timeout=30)
+            result = action()
+        except StateError as exc:
+            result = exc.code
+        except Exception as exc:  # noqa: BLE001 - the test reports any other error
+            result = f"error: {exc!r}"
+        finally:
+            connections.close_all()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=worker) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return outcomes
+
+
+def test_twenty_simultaneous_approvals_apply_the_plan_once(acme, owner, demo_catalog):
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    outcomes = run_together(
+        20, lambda: plan_approve(plan=Plan.objects.get(pk=plan.pk), actor=owner) and "approved"
+    )
+    assert outcomes.count("approved") == 1, outcomes
+    assert all(o == "approved" or o.startswith("already_") for o in outcomes), outcomes
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLIED, plan.error
+    assert Installation.objects.count() == 1
+    assert Revision.objects.filter(comment=f"Applied plan #{plan.pk}").count() == 1
+
+
+def test_two_plans_for_one_installation_one_applies_the_other_is_stale(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    from catalog.services.plan_apply import plan_apply
+    from tests.plans.flow import install
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    upgrade = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    # Setup: both approved, their tasks not yet run (as when two workers pick them up).
+    Plan.objects.filter(pk=upgrade.pk).update(status="approved", decided_by=owner)
+    uninstall = plan_create(
+        workspace=acme, kind="uninstall", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    Plan.objects.filter(pk=uninstall.pk).update(status="approved", decided_by=owner)
+    results = {}
+
+    def apply(plan):
+        results[plan.kind] = plan_apply(plan_id=plan.pk)
+
+    threads = [threading.Thread(target=apply, args=(p,)) for p in (upgrade, uninstall)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(results.values()) == ["applied", "stale"], results

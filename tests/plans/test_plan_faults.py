@@ -1,0 +1,69 @@
+"""An apply that fails at any step leaves the workspace exactly as it was."""
+
+import pytest
+
+from catalog.models import Plan, WorkspaceSkill
+from catalog.services.plan_apply import APPLY_FAILPOINTS, plan_apply
+from catalog.services.plans import plan_create
+from catalog.services.workspace_skills import skill_edit
+from tests.plans.digest import workspace_digest
+from tests.plans.flow import approve_and_apply, install
+
+pytestmark = pytest.mark.django_db
+
+
+def upgrade_with_fork(acme, owner, demo_catalog, capture):
+    install(acme, demo_catalog["2.1.0"], owner, capture)
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
+    return plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner,
+        fork_choices={"invoice-chase": "take"},
+    )  # fmt: skip
+
+
+def fresh_install(acme, owner, demo_catalog, agents):
+    return plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner,
+        agents=agents,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("failpoint", APPLY_FAILPOINTS)
+@pytest.mark.parametrize("scenario", ["install", "upgrade"])
+def test_a_failure_at_any_step_leaves_nothing_and_a_new_plan_applies(
+    scenario, failpoint, acme, owner, agents, demo_catalog, settings,
+    django_capture_on_commit_callbacks,
+):  # fmt: skip
+    capture = django_capture_on_commit_callbacks
+    if scenario == "install":
+        plan = fresh_install(acme, owner, demo_catalog, agents)
+    else:
+        plan = upgrade_with_fork(acme, owner, demo_catalog, capture)
+    before = workspace_digest()
+
+    settings.PIXIE_FAILPOINTS = {failpoint}
+    plan = approve_and_apply(plan, owner, capture)
+    assert plan.status == Plan.State.FAILED
+    assert plan.error == f"injected fault at {failpoint}"
+    assert workspace_digest() == before
+
+    settings.PIXIE_FAILPOINTS = set()
+    assert plan_apply(plan_id=plan.pk) == Plan.State.FAILED  # a failed plan stays failed
+    retry = plan_create(
+        workspace=acme, kind=plan.kind, bundle_version=plan.bundle_version, actor=owner,
+        agents=plan.options["agents"], fork_choices=plan.options["fork_choices"],
+    )  # fmt: skip
+    retry = approve_and_apply(retry, owner, capture)
+    assert retry.status == Plan.State.APPLIED, retry.error
+    assert workspace_digest() != before
+
+
+def test_applying_twice_changes_nothing_the_second_time(
+    acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    plan = fresh_install(acme, owner, demo_catalog, agents)
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    after = workspace_digest()
+    assert plan_apply(plan_id=plan.pk) == Plan.State.APPLIED
+    assert workspace_digest() == after
