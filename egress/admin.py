@@ -1,8 +1,10 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from pixie.admin_scoping import WorkspaceScopedAdmin
+from pixie.errors import PixieError
 
 from .models import CredentialRequirement, EgressRule
+from .services import credential_confirm
 
 
 @admin.register(EgressRule)
@@ -19,3 +21,16 @@ class CredentialRequirementAdmin(WorkspaceScopedAdmin):
     list_filter = ["confirmed", "workspace"]
     search_fields = ["name"]
     list_select_related = ["workspace", "confirmed_by"]
+    actions = ["confirm_supplied"]
+
+    @admin.action(description="Confirm the selected credentials are supplied (outside Pixie)")
+    def confirm_supplied(self, request, queryset):
+        for requirement in queryset.select_related("workspace"):
+            try:
+                credential_confirm(
+                    workspace=requirement.workspace, name=requirement.name, actor=request.user
+                )
+            except PixieError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{requirement.name} confirmed as supplied.")

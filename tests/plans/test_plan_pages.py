@@ -147,3 +147,20 @@ def test_the_plan_page_runs_bounded_queries_whatever_the_bundle_size(
     with django_assert_max_num_queries(12):
         page = client.get(review_url(plan))
     assert page.content.decode().count('tag add">create') == size
+
+
+def test_owner_confirms_a_credential_in_the_admin_and_a_member_cannot(
+    acme, owner, member, demo_catalog, django_capture_on_commit_callbacks
+):
+    from egress.models import CredentialRequirement
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    requirement = CredentialRequirement.objects.get()
+    url = reverse("admin:egress_credentialrequirement_changelist")
+    data = {"action": "confirm_supplied", "_selected_action": [requirement.pk]}
+    page = browser(member).post(url, data, follow=True).content.decode()
+    assert "Only an owner of Acme can do this" in page
+    assert not CredentialRequirement.objects.get().confirmed
+    page = browser(owner).post(url, data, follow=True).content.decode()
+    assert "LEDGER_API_TOKEN confirmed as supplied." in page
+    assert CredentialRequirement.objects.get().confirmed_by == owner

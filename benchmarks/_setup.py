@@ -1,0 +1,27 @@
+"""Shared set-up for benchmark scripts: Django on a throwaway test database."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def django_with_test_database():
+    """Configure Django and create a fresh test database (dropped by the returned callable)."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pixie.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+
+    def teardown():
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+    return connection, teardown
