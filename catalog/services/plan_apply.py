@@ -45,7 +45,11 @@ def plan_apply(*, plan_id: int) -> str:
                 return plan.status
             # The workspace row is the lock that serialises every writer of it.
             Workspace.objects.select_for_update().get(pk=plan.workspace_id)
-            plan = Plan.objects.select_for_update().select_related("workspace").get(pk=plan_id)
+            plan = (
+                Plan.objects.select_for_update(of=("self",))
+                .select_related("workspace")
+                .get(pk=plan_id)
+            )
             if plan.status not in APPLICABLE:
                 return plan.status
             why_stale = staleness(plan)

@@ -105,7 +105,12 @@ def skill_edit(
     Editing to identical content writes nothing and returns the head.
     """
     with audited(actor=actor, comment=comment or f"Edited skill @{skill.slug}"):
-        locked = WorkspaceSkill.objects.select_for_update().select_related("head").get(pk=skill.pk)
+        # of=("self",): PostgreSQL cannot lock the nullable side of the outer join to head.
+        locked = (
+            WorkspaceSkill.objects.select_for_update(of=("self",))
+            .select_related("head")
+            .get(pk=skill.pk)
+        )
         head = locked.head
         new_name = head.name if name is None else name
         new_short = head.short_description if short_description is None else short_description
@@ -169,7 +174,7 @@ def skill_rename(*, skill: WorkspaceSkill, new_slug: str, actor) -> list[str]:
         locked.save(update_fields=["slug"])
         rewritten = []
         others = (
-            WorkspaceSkill.objects.select_for_update()
+            WorkspaceSkill.objects.select_for_update(of=("self",))
             .filter(workspace_id=locked.workspace_id)
             .exclude(pk=locked.pk)
             .select_related("head")

@@ -1,0 +1,79 @@
+"""A workspace skill's "Edit" page: an owner's edit becomes a new revision."""
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from pixie.errors import PixieError
+from pixie.models import Membership
+from pixie.permissions import role_in
+
+from .models import WorkspaceSkill
+from .services.workspace_skills import skill_edit
+from .validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+
+
+class SkillEditForm(forms.Form):
+    name = forms.CharField(max_length=NAME_MAX)
+    short_description = forms.CharField(max_length=DESCRIPTION_MAX, required=False)
+    body = forms.CharField(
+        max_length=BODY_MAX, widget=forms.Textarea(attrs={"rows": 24, "cols": 100})
+    )
+    comment = forms.CharField(max_length=200, required=False, help_text="Why you changed it.")
+
+
+def skill_edit_urls(model_admin):
+    def edit_view(request, skill_id):
+        skill = get_object_or_404(
+            WorkspaceSkill.objects.select_related("workspace", "head__upstream"), pk=skill_id
+        )
+        if role_in(user=request.user, workspace=skill.workspace) != Membership.Role.OWNER:
+            raise Http404("No such skill.")
+        head = skill.head
+        initial = {
+            "name": head.name,
+            "short_description": head.short_description,
+            "body": head.body,
+        }
+        form = SkillEditForm(request.POST or None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                revision = skill_edit(
+                    skill=skill,
+                    actor=request.user,
+                    name=data["name"],
+                    short_description=data["short_description"],
+                    body=data["body"].replace("\r\n", "\n"),
+                    comment=data["comment"],
+                )
+            except PixieError as exc:
+                for problem in getattr(exc, "problems", [exc.message]):
+                    form.add_error(None, problem)
+            else:
+                model_admin.message_user(
+                    request, f"@{skill.slug} saved as revision {revision.number}.", messages.SUCCESS
+                )
+                return HttpResponseRedirect(
+                    reverse("admin:catalog_workspaceskill_change", args=[skill.pk])
+                )
+        context = {
+            **model_admin.admin_site.each_context(request),
+            "title": f"Edit @{skill.slug}",
+            "skill": skill,
+            "form": form,
+            "forked_from": head.upstream,
+            "opts": model_admin.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/workspaceskill/edit.html", context)
+
+    return [
+        path(
+            "<int:skill_id>/edit/",
+            model_admin.admin_site.admin_view(edit_view),
+            name="catalog_workspaceskill_edit",
+        )
+    ]
