@@ -315,6 +315,13 @@ class WorkspaceSkillAdmin(WorkspaceScopedAdmin):
     list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
     readonly_fields = ["head"]
     inlines = [SkillRevisionInline]
+    # Adds "Share with a contact" and "Rename" (pages in pixie.admin_skill_sharing).
+    change_form_template = "admin/catalog/workspaceskill/change_form.html"
+
+    def get_urls(self):
+        from pixie.admin_skill_sharing import skill_sharing_urls
+
+        return skill_sharing_urls(self) + super().get_urls()
 
 
 @admin.register(Installation)

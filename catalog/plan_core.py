@@ -67,6 +67,7 @@ class PlanInputs:
     credentials: dict[str, bool]  # name -> confirmed
     agents: tuple[tuple[int, str], ...] = ()  # agents to attach the skills to (install)
     pins: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, pinned revision number)
+    follows: tuple[tuple[str, str], ...] = ()  # (agent, skill slug) following the latest
     fork_choices: dict[str, str] = field(default_factory=dict)
 
 
@@ -351,7 +352,25 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
                 "the new revisions",
             }
         )
+    replaced = {
+        s["slug"]
+        for s in steps
+        if s["type"] == "skill.update" or (s["type"] == "skill.fork" and s["choice"] != "keep")
+    }
+    for agent_name, slug in inputs.follows:
+        if slug in replaced:
+            steps.append(
+                {
+                    "type": "agent.follows",
+                    "agent": agent_name,
+                    "slug": slug,
+                    "reason": "it follows the latest revision, so it uses the new one as soon as "
+                    "the plan is applied; no repoint is needed",
+                }
+            )
     for agent_name, slug, number in inputs.pins:
+        if slug not in replaced:
+            continue
         steps.append(
             {
                 "type": "agent.pinned",

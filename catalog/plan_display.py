@@ -13,7 +13,7 @@ GROUPS = [
     ("network", "Network", ("egress.add", "egress.remove")),
     ("credentials", "Credentials", ("credential.require", "credential.remove")),
     ("approvals", "Approval rules", ("approval.rule",)),
-    ("agents", "Agents", ("agent.attach", "agent.pinned")),
+    ("agents", "Agents", ("agent.attach", "agent.pinned", "agent.follows")),
 ]
 
 

@@ -149,11 +149,16 @@ def read_plan_inputs(
         .order_by("name", "pk")
         .values_list("pk", "name")
     )
-    pins = tuple(
-        AgentSkill.objects.filter(skill_id__in=mine, pinned_revision__isnull=False)
+    pins, follows = [], []
+    for agent_name, slug, number in (
+        AgentSkill.objects.filter(skill_id__in=mine)
         .order_by("agent__name", "position")
         .values_list("agent__name", "skill__slug", "pinned_revision__number")
-    )
+    ):
+        if number is None:
+            follows.append((agent_name, slug))
+        else:
+            pins.append((agent_name, slug, number))
     inputs = PlanInputs(
         kind=kind,
         target=target,
@@ -164,7 +169,8 @@ def read_plan_inputs(
         needed_by_others=frozenset(needed),
         credentials=credentials,
         agents=agents,
-        pins=pins,
+        pins=tuple(pins),
+        follows=tuple(follows),
         fork_choices=fork_choices,
     )
     attached = (

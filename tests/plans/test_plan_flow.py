@@ -85,10 +85,26 @@ def test_upgrade_reports_the_fork_new_host_and_credential(
     assert new_credentials == ["PAYMENTS_API_KEY"]
     assert plan.expands_reach is True
     assert "keeps 1 fork" in plan.summary
-    assert {s["agent"] for s in steps_of(plan, "agent.pinned")} == {
-        "Collections agent",
-        "Front desk agent",
-    }
+    # The fork is kept, so no pinned revision is replaced yet.
+    assert steps_of(plan, "agent.pinned") == []
+
+
+def test_upgrade_lists_agents_pinned_to_replaced_revisions_and_followers(
+    acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, agents)
+    AgentSkill.objects.filter(agent=agents[1], skill__slug="invoice-chase").update(
+        pinned_revision=None
+    )
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    assert [(s["agent"], s["slug"], s["revision"]) for s in steps_of(plan, "agent.pinned")] == [
+        ("Collections agent", "invoice-chase", 1)
+    ]
+    assert [(s["agent"], s["slug"]) for s in steps_of(plan, "agent.follows")] == [
+        ("Front desk agent", "invoice-chase")
+    ]
 
 
 @pytest.mark.parametrize("choice", ["keep", "take", "merge"])

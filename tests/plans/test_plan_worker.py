@@ -29,10 +29,18 @@ def queue(redis_url):
         for key in ("broker_url", "task_always_eager", "task_default_queue")
     }
     celery_app.conf.update(broker_url=redis_url, task_always_eager=False, task_default_queue=name)
-    celery_app.__dict__.pop("pool", None)  # drop connections made for another broker
+    forget_connections()
     yield name
     celery_app.conf.update(previous)
-    celery_app.__dict__.pop("pool", None)
+    forget_connections()
+
+
+def forget_connections():
+    """Drop pooled connections so the next send uses the broker configured now
+    (what Celery itself does after a fork)."""
+    celery_app._pool = None
+    if "amqp" in celery_app.__dict__:
+        celery_app.amqp._producer_pool = None
 
 
 def wait_for(predicate, timeout, what):
