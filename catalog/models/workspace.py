@@ -67,6 +67,20 @@ class SkillRevision(models.Model):
         related_name="workspace_revisions",
         help_text="The catalog version this revision came from, if any.",
     )
+
+    class Origin(models.TextChoices):
+        CATALOG = "catalog", "From the catalog as published"
+        MERGE = "merge", "Merged with the catalog"
+        LOCAL = "local", "Local edit"
+        RENAME = "rename", "Mentions rewritten by a rename"
+        IMPORT = "import", "Imported from a share"
+
+    origin = models.CharField(
+        max_length=16,
+        choices=Origin.choices,
+        default=Origin.LOCAL,
+        help_text="Where this text came from; repoint moves pins only off catalog revisions.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

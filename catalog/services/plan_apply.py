@@ -155,7 +155,9 @@ def _apply_steps(plan: Plan) -> None:
         for s in creates
     )
     revisions = SkillRevision.objects.bulk_create(
-        _revision(skill, 1, versions[s["skill_version_id"]], s["body"], approver, comment)
+        _revision(
+            skill, 1, versions[s["skill_version_id"]], s["body"], approver, comment, "catalog"
+        )
         for skill, s in zip(new_skills, creates, strict=True)
     )
     for skill, revision in zip(new_skills, revisions, strict=True):
@@ -172,13 +174,20 @@ def _apply_steps(plan: Plan) -> None:
         )
         touched |= {s["skill_id"] for s in kept}
     changes = [
-        (s, s["merged_body"] if s.get("choice") == "merge" else s["body"])
+        (
+            s,
+            *(
+                (s["merged_body"], "merge")
+                if s.get("choice") == "merge"
+                else (s["body"], "catalog")
+            ),
+        )
         for s in _of(plan, "skill.update", "skill.fork")
         if s.get("choice", "take") != "keep"
     ]
     if changes:
         top = dict(
-            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
+            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _, _ in changes])
             .values("skill_id")
             .annotate(top=Max("number"))
             .values_list("skill_id", "top")
@@ -191,8 +200,9 @@ def _apply_steps(plan: Plan) -> None:
                 body,
                 approver,
                 comment,
-            )  # fmt: skip
-            for s, body in changes
+                origin,
+            )
+            for s, body, origin in changes
         )
         WorkspaceSkill.objects.bulk_update(
             [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
@@ -268,11 +278,11 @@ def _installation(plan: Plan) -> Installation:
     return installation
 
 
-def _revision(skill, number, version, body, approver, comment) -> SkillRevision:
-    return _revision_for(skill.pk, number, version, body, approver, comment)
+def _revision(skill, number, version, body, approver, comment, origin) -> SkillRevision:
+    return _revision_for(skill.pk, number, version, body, approver, comment, origin)
 
 
-def _revision_for(skill_id, number, version, body, approver, comment) -> SkillRevision:
+def _revision_for(skill_id, number, version, body, approver, comment, origin) -> SkillRevision:
     return SkillRevision(
         skill_id=skill_id,
         number=number,
@@ -282,6 +292,7 @@ def _revision_for(skill_id, number, version, body, approver, comment) -> SkillRe
         approvals=version.approvals,
         frontmatter=version.frontmatter,
         upstream=version,
+        origin=origin,
         created_by=approver,
         comment=comment,
     )

@@ -57,6 +57,7 @@ def skill_create(
     enabled: bool = True,
     advertised: bool = True,
     installation=None,
+    origin: str = "local",
     comment: str = "",
 ) -> WorkspaceSkill:
     if not is_slug(slug):
@@ -81,6 +82,7 @@ def skill_create(
             approvals=approvals or [],
             frontmatter=frontmatter or {},
             upstream=upstream,
+            origin=origin,
             created_by=actor,
             comment=comment,
         )
@@ -139,6 +141,7 @@ def skill_edit(
                 else head.frontmatter
             ),
             upstream=new_upstream,
+            origin="local",
             comment=comment,
         )
     skill.head = revision
@@ -193,6 +196,7 @@ def skill_rename(*, skill: WorkspaceSkill, new_slug: str, actor) -> list[str]:
                 approvals=head.approvals,
                 frontmatter=head.frontmatter,
                 upstream=head.upstream,
+                origin="rename",
                 comment=comment,
             )
             rewritten.append(other.slug)
