@@ -1,24 +1,24 @@
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
-from pixie.admin_scoping import WorkspaceScopedAdmin
+from pixie.admin_scoping import ReadOnlyInline, WorkspaceScopedAdmin
 
-from .models import Agent, AgentSkill, Turn
+from .admin_pages import agent_page_urls
+from .models import Agent, AgentSkill, Turn, TurnSkill
 
 
-class AgentSkillInline(admin.TabularInline):
+class AgentSkillInline(ReadOnlyInline):
     model = AgentSkill
-    extra = 0
-    fields = ["position", "skill", "pinned_revision", "enabled"]
-    # Attaching and pinning go through the agents' services (their own issue);
-    # here the order and the switch are shown, the references read-only.
-    readonly_fields = ["skill", "pinned_revision"]
-
-    def has_add_permission(self, request, obj=None):
-        return False
+    fields = ["position", "skill", "pinned_revision", "enabled", "override"]
+    readonly_fields = fields
+    show_change_link = False
 
     def get_queryset(self, request):
         return (
-            super().get_queryset(request).select_related("agent", "skill", "pinned_revision__skill")
+            super()
+            .get_queryset(request)
+            .select_related("agent", "skill", "pinned_revision__skill", "override__agent_skill")
         )
 
 
@@ -29,6 +29,33 @@ class AgentAdmin(WorkspaceScopedAdmin):
     search_fields = ["name", "slug"]
     list_select_related = ["workspace"]
     inlines = [AgentSkillInline]
+    change_form_template = "admin/agents/agent/change_form.html"
+
+    def get_urls(self):
+        return agent_page_urls(self) + super().get_urls()
+
+
+class TurnSkillInline(ReadOnlyInline):
+    model = TurnSkill
+    fields = ["position", "skill_revision", "override"]
+    readonly_fields = fields
+    show_change_link = False
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("revision__skill", "override__agent_skill")
+            .order_by("position")
+        )
+
+    @admin.display(description="Revision it ran")
+    def skill_revision(self, obj):
+        url = reverse(
+            "admin:catalog_workspaceskill_revision",
+            args=[obj.revision.skill_id, obj.revision.number],
+        )
+        return format_html('<a href="{}">{}</a>', url, obj.revision)
 
 
 @admin.register(Turn)
@@ -37,3 +64,8 @@ class TurnAdmin(WorkspaceScopedAdmin):
     list_display = ["__str__", "agent", "outcome", "started_at", "finished_at"]
     list_filter = ["outcome"]
     list_select_related = ["agent__workspace"]
+    inlines = [TurnSkillInline]
+    readonly_fields = ["agent", "outcome", "started_at", "finished_at"]
+
+    def has_change_permission(self, request, obj=None):
+        return False

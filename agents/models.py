@@ -1,6 +1,7 @@
 """Agents, the skills attached to them, and the turns that remember what they ran."""
 
 import reversion
+from django.conf import settings
 from django.db import models
 
 from catalog.validators import NAME_MAX
@@ -45,6 +46,14 @@ class AgentSkill(models.Model):
         help_text="Empty: follow the latest revision.",
     )
     enabled = models.BooleanField(default=True)
+    override = models.ForeignKey(
+        "AgentSkillOverride",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="This agent's own body for the skill, replacing the skill's body.",
+    )
 
     class Meta:
         ordering = ["agent", "position", "id"]
@@ -54,6 +63,32 @@ class AgentSkill(models.Model):
 
     def __str__(self):
         return f"{self.agent}: @{self.skill.slug}"
+
+
+@reversion.register()
+class AgentSkillOverride(models.Model):
+    """One immutable revision of an agent's own body for an attached skill."""
+
+    agent_skill = models.ForeignKey(
+        AgentSkill, on_delete=models.CASCADE, related_name="override_revisions"
+    )
+    number = models.PositiveIntegerField()
+    body = models.TextField(max_length=8000)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent_skill", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent_skill", "number"], name="override_number_per_attachment"
+            )
+        ]
+
+    def __str__(self):
+        return f"override r{self.number} of {self.agent_skill}"
 
 
 class Turn(models.Model):
@@ -82,10 +117,19 @@ class TurnSkill(models.Model):
     revision = models.ForeignKey(
         "catalog.SkillRevision", on_delete=models.PROTECT, related_name="turn_skills"
     )
+    override = models.ForeignKey(
+        AgentSkillOverride,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="turn_skills",
+        help_text="The agent's own body it ran instead of the revision's, if any.",
+    )
     position = models.PositiveIntegerField()
 
     class Meta:
         ordering = ["turn", "position"]
+        indexes = [models.Index(fields=["revision", "turn"])]
         constraints = [
             models.UniqueConstraint(fields=["turn", "position"], name="one_skill_per_turn_slot")
         ]

@@ -321,7 +321,16 @@ class WorkspaceSkillAdmin(WorkspaceScopedAdmin):
     def get_urls(self):
         from pixie.admin_skill_sharing import skill_sharing_urls
 
-        return skill_sharing_urls(self) + super().get_urls()
+        from .admin_skill_pages import skill_edit_urls
+
+        return skill_edit_urls(self) + skill_sharing_urls(self) + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from agents.selectors import skill_stats
+
+        skill = self.get_object(request, object_id)
+        extra = {"stats": skill_stats(skill) if skill else []}
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
 
 @admin.register(Installation)

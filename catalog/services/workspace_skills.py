@@ -215,3 +215,17 @@ def is_fork(skill: WorkspaceSkill) -> bool:
         upstream.description,
         upstream.body,
     )
+
+
+def skill_set_advertised(*, skill: WorkspaceSkill, advertised: bool, actor) -> WorkspaceSkill:
+    """Put a skill on the planner's menu, or take it off: an owner's explicit choice."""
+    from pixie.permissions import require_owner
+
+    require_owner(user=actor, workspace=skill.workspace)
+    if skill.advertised == advertised:
+        return skill
+    verb = "Promoted" if advertised else "Took off the menu"
+    with audited(actor=actor, comment=f"{verb} @{skill.slug}"):
+        skill.advertised = advertised
+        skill.save(update_fields=["advertised"])
+    return skill

@@ -1,4 +1,4 @@
-"""A workspace skill's "Edit" page: an owner's edit becomes a new revision."""
+"""A workspace skill's own pages: edit (a new revision), read one revision, promote."""
 
 from django import forms
 from django.contrib import messages
@@ -6,13 +6,14 @@ from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.views.decorators.http import require_POST
 
 from pixie.errors import PixieError
 from pixie.models import Membership
 from pixie.permissions import role_in
 
 from .models import WorkspaceSkill
-from .services.workspace_skills import skill_edit
+from .services.workspace_skills import skill_edit, skill_set_advertised
 from .validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
 
 
@@ -70,10 +71,51 @@ def skill_edit_urls(model_admin):
         }
         return TemplateResponse(request, "admin/catalog/workspaceskill/edit.html", context)
 
-    return [
-        path(
-            "<int:skill_id>/edit/",
-            model_admin.admin_site.admin_view(edit_view),
-            name="catalog_workspaceskill_edit",
+    def revision_view(request, skill_id, number):
+        skill = get_object_or_404(WorkspaceSkill.objects.select_related("workspace"), pk=skill_id)
+        if role_in(user=request.user, workspace=skill.workspace) is None and not (
+            request.user.is_superuser
+        ):
+            raise Http404("No such skill.")
+        revision = get_object_or_404(
+            skill.revisions.select_related("upstream__package", "created_by"), number=number
         )
+        context = {
+            **model_admin.admin_site.each_context(request),
+            "title": f"@{skill.slug} revision {revision.number}",
+            "skill": skill,
+            "revision": revision,
+            "is_head": revision.pk == skill.head_id,
+            "opts": model_admin.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/workspaceskill/revision.html", context)
+
+    @require_POST
+    def advertise_view(request, skill_id):
+        skill = get_object_or_404(WorkspaceSkill.objects.select_related("workspace"), pk=skill_id)
+        if role_in(user=request.user, workspace=skill.workspace) is None:
+            raise Http404("No such skill.")
+        wanted = request.POST.get("advertised") == "1"
+        try:
+            skill_set_advertised(skill=skill, advertised=wanted, actor=request.user)
+        except PixieError as exc:
+            model_admin.message_user(request, exc.message, messages.ERROR)
+        else:
+            state = "is on the planner's menu" if wanted else "is off the planner's menu"
+            model_admin.message_user(request, f"@{skill.slug} {state}.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:catalog_workspaceskill_change", args=[skill.pk]))
+
+    view = model_admin.admin_site.admin_view
+    return [
+        path("<int:skill_id>/edit/", view(edit_view), name="catalog_workspaceskill_edit"),
+        path(
+            "<int:skill_id>/revision/<int:number>/",
+            view(revision_view),
+            name="catalog_workspaceskill_revision",
+        ),
+        path(
+            "<int:skill_id>/advertise/",
+            view(advertise_view),
+            name="catalog_workspaceskill_advertise",
+        ),
     ]

@@ -1,0 +1,260 @@
+"""Agents' API: attachments, composed prompt, menu, turns. Thin callers of services."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.api.workspace_serializers import StrictSerializer
+from catalog.api.workspace_views import InWorkspace
+from catalog.models import WorkspaceSkill
+
+from . import selectors, services
+from .models import Agent, AgentSkill, Turn
+
+
+class AttachmentSerializer(serializers.ModelSerializer):
+    skill = serializers.CharField(source="skill.slug")
+    pinned_revision = serializers.IntegerField(source="pinned_revision.number", default=None)
+    latest_revision = serializers.IntegerField(source="skill.head.number")
+    overridden = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AgentSkill
+        fields = [
+            "position",
+            "skill",
+            "enabled",
+            "pinned_revision",
+            "latest_revision",
+            "overridden",
+        ]
+
+    def get_overridden(self, attachment) -> bool:
+        return attachment.override_id is not None
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    skills = AttachmentSerializer(source="agent_skills", many=True)
+
+    class Meta:
+        model = Agent
+        fields = ["slug", "name", "system_prompt", "skills"]
+
+
+class AttachSerializer(StrictSerializer):
+    skill = serializers.SlugField(max_length=64)
+    pinned = serializers.BooleanField(default=True)
+
+
+class AttachmentChangeSerializer(StrictSerializer):
+    enabled = serializers.BooleanField(required=False)
+    pinned_revision = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    override = serializers.CharField(required=False, allow_null=True, max_length=8000)
+
+
+class OrderSerializer(StrictSerializer):
+    order = serializers.ListField(child=serializers.SlugField(max_length=64), max_length=500)
+
+
+class TurnFinishSerializer(StrictSerializer):
+    outcome = serializers.ChoiceField(choices=["succeeded", "failed"])
+
+
+class TurnSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent.slug")
+    skills = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Turn
+        fields = ["id", "agent", "outcome", "started_at", "finished_at", "skills"]
+
+    def get_skills(self, turn) -> list[dict]:
+        return [
+            {
+                "position": ts.position,
+                "skill": ts.revision.skill.slug,
+                "revision": ts.revision.number,
+                "body": ts.override.body if ts.override else ts.revision.body,
+                "overridden": ts.override_id is not None,
+            }
+            for ts in turn.turn_skills.all()
+        ]
+
+
+def agents_of(workspace):
+    return Agent.objects.filter(workspace=workspace).prefetch_related(_attachments_prefetch())
+
+
+def _attachments_prefetch():
+    from django.db.models import Prefetch
+
+    return Prefetch(
+        "agent_skills",
+        queryset=AgentSkill.objects.select_related("skill__head", "pinned_revision").order_by(
+            "position", "id"
+        ),
+    )
+
+
+class AgentList(InWorkspace, generics.ListAPIView):
+    serializer_class = AgentSerializer
+
+    def get_queryset(self):
+        return agents_of(self.workspace()).order_by("name")
+
+
+class AgentView(InWorkspace):
+    def agent(self) -> Agent:
+        return generics.get_object_or_404(agents_of(self.workspace()), slug=self.kwargs["agent"])
+
+    def attachment(self) -> AgentSkill:
+        return generics.get_object_or_404(
+            AgentSkill.objects.select_related("agent__workspace", "skill__head"),
+            agent=self.agent(),
+            skill__slug=self.kwargs["skill"],
+        )
+
+    def fresh(self):
+        return AgentSerializer(self.agent()).data
+
+
+class AgentDetail(AgentView, APIView):
+    @extend_schema(responses=AgentSerializer)
+    def get(self, request, workspace, agent):
+        return Response(self.fresh())
+
+
+class AgentSkills(AgentView, APIView):
+    @extend_schema(request=AttachSerializer, responses={201: AgentSerializer})
+    def post(self, request, workspace, agent):
+        data = _valid(AttachSerializer, request)
+        skill = generics.get_object_or_404(
+            WorkspaceSkill, workspace=self.workspace(), slug=data["skill"]
+        )
+        services.agent_skill_attach(
+            agent=self.agent(), skill=skill, actor=request.user, pinned=data["pinned"]
+        )
+        return Response(self.fresh(), status=201)
+
+    @extend_schema(request=OrderSerializer, responses=AgentSerializer)
+    def put(self, request, workspace, agent):
+        data = _valid(OrderSerializer, request)
+        services.agent_skills_reorder(agent=self.agent(), slugs=data["order"], actor=request.user)
+        return Response(self.fresh())
+
+
+class AgentSkillDetail(AgentView, APIView):
+    @extend_schema(request=AttachmentChangeSerializer, responses=AgentSerializer)
+    def patch(self, request, workspace, agent, skill):
+        data = _valid(AttachmentChangeSerializer, request)
+        attachment = self.attachment()
+        if "enabled" in data or "pinned_revision" in data:
+            pin = data.get("pinned_revision", None)
+            services.agent_skill_update(
+                attachment=attachment,
+                actor=request.user,
+                enabled=data.get("enabled"),
+                pin=None if "pinned_revision" not in data else (pin if pin else False),
+            )
+        if "override" in data:
+            services.agent_skill_override(
+                attachment=attachment, body=data["override"], actor=request.user
+            )
+        return Response(self.fresh())
+
+    @extend_schema(request=None, responses=AgentSerializer)
+    def delete(self, request, workspace, agent, skill):
+        services.agent_skill_detach(attachment=self.attachment(), actor=request.user)
+        return Response(self.fresh())
+
+
+class PromptPartSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    revision = serializers.IntegerField()
+    pinned = serializers.BooleanField()
+    overridden = serializers.BooleanField()
+    body = serializers.CharField()
+    unresolved = serializers.ListField(child=serializers.CharField())
+
+
+class PromptSerializer(serializers.Serializer):
+    system_prompt = serializers.CharField()
+    parts = PromptPartSerializer(many=True)
+    unresolved = serializers.ListField(child=serializers.CharField())
+    text = serializers.CharField()
+
+
+class MenuItemSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    line = serializers.CharField()
+
+
+class AgentPrompt(AgentView, APIView):
+    @extend_schema(responses=PromptSerializer)
+    def get(self, request, workspace, agent):
+        return Response(PromptSerializer(selectors.composed_prompt(self.agent())).data)
+
+
+class AgentMenu(AgentView, APIView):
+    @extend_schema(responses=MenuItemSerializer(many=True))
+    def get(self, request, workspace, agent):
+        return Response(MenuItemSerializer(selectors.planner_menu(self.agent()), many=True).data)
+
+
+def turns_of(workspace):
+    from django.db.models import Prefetch
+
+    from .models import TurnSkill
+
+    return (
+        Turn.objects.filter(agent__workspace=workspace)
+        .select_related("agent")
+        .prefetch_related(
+            Prefetch(
+                "turn_skills",
+                queryset=TurnSkill.objects.select_related("revision__skill", "override").order_by(
+                    "position"
+                ),
+            )
+        )
+    )
+
+
+class AgentTurns(AgentView, APIView):
+    @extend_schema(request=None, responses={201: TurnSerializer})
+    def post(self, request, workspace, agent):
+        turn = services.turn_start(agent=self.agent())
+        return Response(TurnSerializer(turns_of(self.workspace()).get(pk=turn.pk)).data, status=201)
+
+
+class TurnDetail(InWorkspace, APIView):
+    @extend_schema(responses=TurnSerializer)
+    def get(self, request, workspace, pk):
+        turn = generics.get_object_or_404(turns_of(self.workspace()), pk=pk)
+        return Response(TurnSerializer(turn).data)
+
+
+class TurnFinish(InWorkspace, APIView):
+    @extend_schema(request=TurnFinishSerializer, responses=TurnSerializer)
+    def post(self, request, workspace, pk):
+        turn = generics.get_object_or_404(turns_of(self.workspace()), pk=pk)
+        data = _valid(TurnFinishSerializer, request)
+        services.turn_finish(turn=turn, outcome=data["outcome"])
+        return Response(TurnSerializer(turns_of(self.workspace()).get(pk=pk)).data)
+
+
+class SkillStats(InWorkspace, APIView):
+    @extend_schema(
+        responses=serializers.ListSerializer(child=serializers.DictField()),
+    )
+    def get(self, request, workspace, slug):
+        skill = generics.get_object_or_404(WorkspaceSkill, workspace=self.workspace(), slug=slug)
+        return Response(selectors.skill_stats(skill))
+
+
+def _valid(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

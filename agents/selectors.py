@@ -1,0 +1,119 @@
+"""Reads about agents: the composed prompt, the planner's menu, per-skill stats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from catalog.models import SkillRevision, Tool
+from pixie.namespace import parse_mentions
+
+from .models import AgentSkill, TurnSkill
+
+
+@dataclass
+class PromptPart:
+    slug: str
+    name: str
+    revision: int
+    pinned: bool
+    overridden: bool
+    body: str
+    unresolved: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ComposedPrompt:
+    system_prompt: str
+    parts: list[PromptPart]
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join([self.system_prompt, *(part.body for part in self.parts)]).strip()
+
+    @property
+    def unresolved(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for part in self.parts:
+            seen.update(dict.fromkeys(part.unresolved))
+        return list(seen)
+
+
+def composed_prompt(agent) -> ComposedPrompt:
+    """The agent's system prompt, then its enabled skills in order, each resolved to its
+    pinned or latest revision (or this agent's override), with mentions that resolve to
+    nothing for this agent flagged."""
+    attachments = list(
+        AgentSkill.objects.filter(agent=agent, skill__archived_at__isnull=True)
+        .select_related("skill__head", "pinned_revision", "override")
+        .order_by("position", "id")
+    )
+    enabled = [a for a in attachments if a.enabled]
+    known = {a.skill.slug for a in enabled} | set(Tool.objects.values_list("slug", flat=True))
+    parts = []
+    for attachment in enabled:
+        revision = attachment.pinned_revision or attachment.skill.head
+        body = attachment.override.body if attachment.override else revision.body
+        parts.append(
+            PromptPart(
+                slug=attachment.skill.slug,
+                name=revision.name,
+                revision=revision.number,
+                pinned=attachment.pinned_revision_id is not None,
+                overridden=attachment.override_id is not None,
+                body=body,
+                unresolved=[m for m in parse_mentions(body) if m not in known],
+            )
+        )
+    return ComposedPrompt(system_prompt=agent.system_prompt, parts=parts)
+
+
+def planner_menu(agent) -> list[dict]:
+    """The one-liners of the agent's enabled, advertised skills: what steers its choices."""
+    attachments = (
+        AgentSkill.objects.filter(
+            agent=agent, enabled=True, skill__advertised=True, skill__archived_at__isnull=True
+        )
+        .select_related("skill__head", "pinned_revision")
+        .order_by("position", "id")
+    )
+    return [
+        {
+            "slug": a.skill.slug,
+            "line": (a.pinned_revision or a.skill.head).short_description,
+        }
+        for a in attachments
+    ]
+
+
+def skill_stats(skill) -> list[dict]:
+    """Turns that used each revision of the skill in the last 7 and 30 days (one query)."""
+    now = timezone.now()
+    rows = (
+        TurnSkill.objects.filter(
+            revision__skill=skill, turn__started_at__gte=now - timedelta(days=30)
+        )
+        .values("revision__number")
+        .annotate(
+            last_30_days=Count("turn", distinct=True),
+            last_7_days=Count(
+                "turn", distinct=True, filter=Q(turn__started_at__gte=now - timedelta(days=7))
+            ),
+        )
+        .order_by("-revision__number")
+    )
+    return [
+        {
+            "revision": row["revision__number"],
+            "last_7_days": row["last_7_days"],
+            "last_30_days": row["last_30_days"],
+        }
+        for row in rows
+    ]
+
+
+def revisions_of(skill) -> list[SkillRevision]:
+    return list(skill.revisions.order_by("-number"))

@@ -1,0 +1,169 @@
+"""An agent's skills and turns. Every change is owner-only and audited."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from catalog.models import SkillRevision, WorkspaceSkill
+from catalog.validators import BODY_MAX
+from pixie.audit import audited
+from pixie.errors import StateError, ValidationFailed
+from pixie.permissions import require_owner
+
+from .models import Agent, AgentSkill, AgentSkillOverride, Turn, TurnSkill
+
+
+def _owner(actor, agent: Agent) -> None:
+    require_owner(user=actor, workspace=agent.workspace)
+
+
+def agent_skill_attach(
+    *, agent: Agent, skill: WorkspaceSkill, actor, pinned: bool = True
+) -> AgentSkill:
+    """Add a skill at the end of the agent's list, pinned to its head or following it."""
+    _owner(actor, agent)
+    if skill.workspace_id != agent.workspace_id:
+        raise ValidationFailed(f"@{skill.slug} is not a skill of {agent.workspace.name}")
+    if skill.archived_at is not None:
+        raise ValidationFailed(f"@{skill.slug} is archived; install or restore it first")
+    if AgentSkill.objects.filter(agent=agent, skill=skill).exists():
+        raise ValidationFailed(f"{agent.name} already has @{skill.slug}", code="already_attached")
+    with audited(actor=actor, comment=f"Attached @{skill.slug} to {agent.name}"):
+        last = AgentSkill.objects.filter(agent=agent).aggregate(top=Max("position"))["top"] or 0
+        return AgentSkill.objects.create(
+            agent=agent,
+            skill=skill,
+            position=last + 1,
+            pinned_revision_id=skill.head_id if pinned else None,
+        )
+
+
+def agent_skill_detach(*, attachment: AgentSkill, actor) -> None:
+    _owner(actor, attachment.agent)
+    with audited(actor=actor, comment=f"Detached @{attachment.skill.slug} from {attachment.agent}"):
+        attachment.delete()
+
+
+def agent_skills_reorder(*, agent: Agent, slugs: list[str], actor) -> list[AgentSkill]:
+    """Put the agent's skills in exactly this order (every attached slug, once)."""
+    _owner(actor, agent)
+    with audited(actor=actor, comment=f"Reordered the skills of {agent.name}"):
+        attachments = list(
+            AgentSkill.objects.select_for_update(of=("self",))
+            .filter(agent=agent)
+            .select_related("skill")
+        )
+        by_slug = {a.skill.slug: a for a in attachments}
+        if sorted(slugs) != sorted(by_slug) or len(set(slugs)) != len(slugs):
+            raise ValidationFailed(
+                "Give every attached skill exactly once: " + ", ".join(sorted(by_slug)),
+                code="bad_order",
+            )
+        for position, slug in enumerate(slugs, start=1):
+            by_slug[slug].position = position
+        AgentSkill.objects.bulk_update(attachments, ["position"])
+        return [by_slug[slug] for slug in slugs]
+
+
+def agent_skill_move(*, attachment: AgentSkill, direction: str, actor) -> None:
+    """Swap with the neighbour above ('up') or below ('down')."""
+    ordered = list(
+        AgentSkill.objects.filter(agent_id=attachment.agent_id)
+        .order_by("position", "id")
+        .values_list("skill__slug", flat=True)
+    )
+    index = ordered.index(attachment.skill.slug)
+    other = index - 1 if direction == "up" else index + 1
+    if direction not in ("up", "down"):
+        raise ValidationFailed("direction must be up or down")
+    if 0 <= other < len(ordered):
+        ordered[index], ordered[other] = ordered[other], ordered[index]
+    agent_skills_reorder(agent=attachment.agent, slugs=ordered, actor=actor)
+
+
+def agent_skill_update(
+    *,
+    attachment: AgentSkill,
+    actor,
+    enabled: bool | None = None,
+    pin: int | bool | None = None,
+) -> AgentSkill:
+    """Switch an attachment on or off; pin it (True: the head, or a revision number)
+    or let it follow the latest (False)."""
+    _owner(actor, attachment.agent)
+    fields = []
+    if enabled is not None:
+        attachment.enabled = bool(enabled)
+        fields.append("enabled")
+    if pin is not None:
+        if pin is False:
+            attachment.pinned_revision = None
+        else:
+            number = attachment.skill.head.number if pin is True else pin
+            revision = SkillRevision.objects.filter(skill=attachment.skill, number=number).first()
+            if revision is None:
+                raise ValidationFailed(f"@{attachment.skill.slug} has no revision {number}")
+            attachment.pinned_revision = revision
+        fields.append("pinned_revision")
+    if fields:
+        comment = f"Changed @{attachment.skill.slug} on {attachment.agent.name}"
+        with audited(actor=actor, comment=comment):
+            attachment.save(update_fields=fields)
+    return attachment
+
+
+def agent_skill_override(*, attachment: AgentSkill, body: str | None, actor) -> AgentSkill:
+    """Give this agent its own body for the skill (a new override revision), or clear it."""
+    _owner(actor, attachment.agent)
+    slug = attachment.skill.slug
+    if body is None:
+        with audited(actor=actor, comment=f"Cleared the override of @{slug} on {attachment.agent}"):
+            attachment.override = None
+            attachment.save(update_fields=["override"])
+        return attachment
+    if not isinstance(body, str) or not body.strip():
+        raise ValidationFailed("An override needs a body; clear it instead to use the skill's")
+    if len(body) > BODY_MAX:
+        raise ValidationFailed(f"The override is {len(body)} characters; the limit is {BODY_MAX}")
+    with audited(actor=actor, comment=f"Overrode @{slug} for {attachment.agent.name}"):
+        top = attachment.override_revisions.aggregate(top=Max("number"))["top"] or 0
+        attachment.override = AgentSkillOverride.objects.create(
+            agent_skill=attachment, number=top + 1, body=body, created_by=actor
+        )
+        attachment.save(update_fields=["override"])
+    return attachment
+
+
+def turn_start(*, agent: Agent) -> Turn:
+    """Record the exact revisions every enabled attachment resolves to right now."""
+    attachments = (
+        AgentSkill.objects.filter(agent=agent, enabled=True, skill__archived_at__isnull=True)
+        .select_related("skill")
+        .order_by("position", "id")
+    )
+    with transaction.atomic():
+        turn = Turn.objects.create(agent=agent)
+        TurnSkill.objects.bulk_create(
+            TurnSkill(
+                turn=turn,
+                revision_id=a.pinned_revision_id or a.skill.head_id,
+                override_id=a.override_id,
+                position=position,
+            )
+            for position, a in enumerate(attachments, start=1)
+        )
+    return turn
+
+
+def turn_finish(*, turn: Turn, outcome: str) -> Turn:
+    if outcome not in (Turn.Outcome.SUCCEEDED, Turn.Outcome.FAILED):
+        raise ValidationFailed("outcome must be succeeded or failed")
+    moved = Turn.objects.filter(pk=turn.pk, outcome=Turn.Outcome.RUNNING).update(
+        outcome=outcome, finished_at=timezone.now()
+    )
+    if moved != 1:
+        raise StateError(f"Turn #{turn.pk} has already finished", code="already_finished")
+    turn.refresh_from_db()
+    return turn

@@ -1,0 +1,205 @@
+"""Owners arrange an agent's skills; turns remember exactly what they ran."""
+
+import pytest
+from django.core.management import call_command
+from django.db.models import ProtectedError
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from agents.models import AgentSkill, Turn
+from agents.selectors import composed_prompt, planner_menu, skill_stats
+from agents.services import turn_finish, turn_start
+from catalog.models import SkillRevision, WorkspaceSkill
+from catalog.services.plans import plan_create
+from catalog.services.workspace_skills import skill_create, skill_edit
+from tests.plans.flow import approve_and_apply, install
+
+pytestmark = pytest.mark.django_db
+AR = ["ar-ground-rules", "invoice-chase", "take-payment", "apply-credit-note"]
+
+
+@pytest.fixture
+def installed(acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks):
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, agents)
+    return agents
+
+
+def api_as(user):
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_owner_reorders_disables_and_pins_through_the_api(installed, owner, member):
+    api = api_as(owner)
+    url = "/api/workspaces/acme/agents/collections/skills/"
+    new_order = ["take-payment", "ar-ground-rules", "invoice-chase", "apply-credit-note"]
+    body = api.put(url, {"order": new_order}, format="json").json()
+    assert [s["skill"] for s in body["skills"]] == new_order
+    body = api.patch(
+        url + "take-payment/", {"enabled": False, "pinned_revision": None}, format="json"
+    ).json()
+    take = next(s for s in body["skills"] if s["skill"] == "take-payment")
+    assert (take["enabled"], take["pinned_revision"]) == (False, None)
+    bad = api.put(url, {"order": ["take-payment"]}, format="json")
+    assert bad.status_code == 400 and "exactly once" in bad.json()["detail"]
+    refused = api_as(member).put(url, {"order": list(reversed(new_order))}, format="json")
+    assert refused.status_code == 403
+    assert [a.skill.slug for a in AgentSkill.objects.filter(agent=installed[0])] == new_order
+
+
+def test_the_composed_prompt_follows_order_and_flags_what_resolves_nowhere(installed, owner):
+    agent = installed[0]
+    api = api_as(owner)
+    api.patch(
+        "/api/workspaces/acme/agents/collections/skills/take-payment/",
+        {"enabled": False},
+        format="json",
+    )
+    prompt = composed_prompt(agent)
+    assert [p.slug for p in prompt.parts] == [
+        "ar-ground-rules",
+        "invoice-chase",
+        "apply-credit-note",
+    ]
+    assert prompt.text.startswith(agent.system_prompt)
+    # invoice-chase mentions @take-payment, which is disabled for this agent.
+    assert "take-payment" in prompt.unresolved
+    body = api.get("/api/workspaces/acme/agents/collections/prompt/").json()
+    assert body["unresolved"] == prompt.unresolved
+
+
+def test_an_override_replaces_the_body_for_one_agent_only(installed, owner):
+    api = api_as(owner)
+    api.patch(
+        "/api/workspaces/acme/agents/collections/skills/invoice-chase/",
+        {"override": "Chase gently; never more than once a week."},
+        format="json",
+    )
+    collections, front_desk = installed
+    part = next(p for p in composed_prompt(collections).parts if p.slug == "invoice-chase")
+    assert part.overridden and part.body == "Chase gently; never more than once a week."
+    other = next(p for p in composed_prompt(front_desk).parts if p.slug == "invoice-chase")
+    assert not other.overridden
+    turn = turn_start(agent=collections)
+    used = turn.turn_skills.get(revision__skill__slug="invoice-chase")
+    assert used.override.body == "Chase gently; never more than once a week."
+
+
+def test_the_menu_lists_only_enabled_advertised_skills(installed, acme, owner):
+    agent = installed[0]
+    imported = skill_create(
+        workspace=acme, slug="daily-brief", name="Daily brief", short_description="Brief me.",
+        body="Summarise the day.", actor=owner, advertised=False, origin="import",
+    )  # fmt: skip
+    AgentSkill.objects.create(agent=agent, skill=imported, position=99)
+    assert "daily-brief" not in [item["slug"] for item in planner_menu(agent)]
+    client = api_as(owner)
+    assert [
+        i["slug"] for i in client.get("/api/workspaces/acme/agents/collections/menu/").json()
+    ] == AR
+    from django.test import Client
+
+    browser = Client()
+    owner.is_staff = True
+    owner.save()
+    browser.force_login(owner)
+    browser.post(
+        reverse("admin:catalog_workspaceskill_advertise", args=[imported.pk]), {"advertised": "1"}
+    )
+    assert planner_menu(agent)[-1]["slug"] == "daily-brief"
+
+
+def test_a_turn_keeps_what_it_resolved_and_later_turns_follow_pins(
+    installed, acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    collections, front_desk = installed
+    AgentSkill.objects.filter(agent=front_desk).update(pinned_revision=None)  # follows latest
+    before = turn_start(agent=collections)
+    before_numbers = list(before.turn_skills.values_list("revision__number", flat=True))
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    assert chase.head.number == 2
+    assert list(before.turn_skills.values_list("revision__number", flat=True)) == before_numbers
+    pinned_turn = turn_start(agent=collections)
+    following_turn = turn_start(agent=front_desk)
+    assert pinned_turn.turn_skills.get(revision__skill=chase).revision.number == 1
+    assert following_turn.turn_skills.get(revision__skill=chase).revision.number == 2
+
+
+def test_revisions_a_turn_used_survive_uninstall_and_cannot_be_deleted(
+    installed, acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    turn = turn_start(agent=installed[0])
+    turn_finish(turn=turn, outcome="succeeded")
+    plan = plan_create(
+        workspace=acme, kind="uninstall", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    body = api_as(owner).get(f"/api/workspaces/acme/turns/{turn.pk}/").json()
+    assert [s["skill"] for s in body["skills"]] == AR
+    assert all(s["body"] for s in body["skills"])
+    revision = turn.turn_skills.first().revision
+    with pytest.raises(ProtectedError):
+        WorkspaceSkill.objects.filter(pk=revision.skill_id).delete()
+    with pytest.raises(ProtectedError):
+        installed[0].delete()  # the agent's turns keep it too
+    assert SkillRevision.objects.filter(pk=revision.pk).exists()
+
+
+def test_turn_command_starts_and_finishes_a_turn(installed, capsys):
+    call_command("turn", "start", "acme", "collections")
+    out = capsys.readouterr().out
+    assert "started for Collections agent" in out and "@invoice-chase r1" in out
+    turn = Turn.objects.get()
+    call_command("turn", "finish", str(turn.pk), "succeeded")
+    assert Turn.objects.get().outcome == "succeeded"
+
+
+def test_skill_stats_count_turns_per_revision(installed, owner, django_assert_max_num_queries):
+    for _ in range(3):
+        turn_start(agent=installed[0])
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body="New words.")
+    AgentSkill.objects.filter(skill=chase).update(pinned_revision=None)
+    turn_start(agent=installed[1])
+    with django_assert_max_num_queries(1):
+        stats = skill_stats(chase)
+    assert stats == [
+        {"revision": 2, "last_7_days": 1, "last_30_days": 1},
+        {"revision": 1, "last_7_days": 3, "last_30_days": 3},
+    ]
+
+
+def test_agent_pages_are_bounded_with_fifty_skills(
+    acme, owner, agents, django_assert_max_num_queries
+):
+    from django.test import Client
+
+    agent = agents[0]
+    for i in range(50):
+        skill = skill_create(
+            workspace=acme, slug=f"s-{i}", name=f"S {i}", short_description="One.",
+            body=f"Use @s-{(i + 1) % 50} and @query-ledger.", actor=owner,
+        )  # fmt: skip
+        AgentSkill.objects.create(agent=agent, skill=skill, position=i, pinned_revision=skill.head)
+        turn_start(agent=agent) if i % 10 == 0 else None
+    owner.is_staff = True
+    owner.save()
+    browser = Client()
+    browser.force_login(owner)
+    pages = [
+        reverse("admin:agents_agent_change", args=[agent.pk]),
+        reverse("admin:agents_agent_skills", args=[agent.pk]),
+        reverse("admin:agents_agent_prompt", args=[agent.pk]),
+        reverse("admin:agents_agent_menu", args=[agent.pk]),
+        reverse("admin:catalog_workspaceskill_change", args=[WorkspaceSkill.objects.first().pk]),
+        reverse("admin:agents_turn_change", args=[Turn.objects.first().pk]),
+    ]
+    for url in pages:
+        with django_assert_max_num_queries(15):
+            response = browser.get(url)
+        assert response.status_code == 200, url
