@@ -338,6 +338,54 @@ class InstallationAdmin(ServiceManagedAdmin):
     list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
     list_filter = ["bundle"]
     list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
+    change_form_template = "admin/catalog/installation/change_form.html"
+
+    def get_urls(self):
+        from django.urls import path
+
+        view = self.admin_site.admin_view(self.repoint_view)
+        return [
+            path("<int:installation_id>/repoint/", view, name="catalog_installation_repoint"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from pixie.permissions import role_in
+
+        from .services.repoint import repoint_backlog
+
+        installation = self.get_object(request, object_id)
+        extra = {}
+        if installation is not None:
+            extra = {
+                "backlog": repoint_backlog(
+                    workspace=installation.workspace, installation=installation
+                ),
+                "is_owner": role_in(user=request.user, workspace=installation.workspace) == "owner",
+            }
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
+    def repoint_view(self, request, installation_id):
+        from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+        from django.urls import reverse
+
+        from .services.repoint import repoint_create
+
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        installation = self.get_queryset(request).filter(pk=installation_id).first()
+        if installation is None:
+            raise Http404("No such installation.")
+        try:
+            plan = repoint_create(
+                workspace=installation.workspace, installation=installation, actor=request.user
+            )
+        except PixieError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(
+                reverse("admin:catalog_installation_change", args=[installation.pk])
+            )
+        return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[plan.pk]))
 
 
 from .admin_plans import PlanAdmin  # noqa: E402,F401  (registers the plan pages)

@@ -24,6 +24,7 @@ from pixie.permissions import role_in
 from .models import BundleVersion, Plan, Status
 from .plan_display import grouped_steps
 from .services.plans import plan_approve, plan_create, plan_reject
+from .services.repoint import progress_of, repoint_backlog, repoint_create
 
 TERMINAL = {"applied", "failed", "stale", "rejected", "superseded"}
 
@@ -33,7 +34,8 @@ class AskForPlanForm(forms.Form):
     kind = forms.ChoiceField(choices=Plan.Kind.choices)
     bundle_version = forms.ModelChoiceField(
         queryset=BundleVersion.objects.filter(status=Status.PUBLISHED).select_related("bundle"),
-        help_text="For an uninstall, any version of the installed bundle.",
+        required=False,
+        help_text="For an uninstall, any version of the installed bundle; none for a repoint.",
     )
     agents = forms.ModelMultipleChoiceField(
         queryset=Agent.objects.none(),
@@ -69,6 +71,7 @@ class PlanAdmin(ServiceManagedAdmin):
             path("<int:plan_id>/reject/", view(self.reject_view), name="catalog_plan_reject"),
             path("<int:plan_id>/choices/", view(self.choices_view), name="catalog_plan_choices"),
             path("<int:plan_id>/status/", view(self.status_view), name="catalog_plan_status"),
+            path("<int:plan_id>/repoint/", view(self.repoint_view), name="catalog_plan_repoint"),
             *super().get_urls(),
         ]
 
@@ -104,13 +107,18 @@ class PlanAdmin(ServiceManagedAdmin):
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
-                plan = plan_create(
-                    workspace=data["workspace"],
-                    kind=data["kind"],
-                    bundle_version=data["bundle_version"],
-                    agents=list(data["agents"]),
-                    actor=request.user,
-                )
+                if data["kind"] == Plan.Kind.REPOINT:
+                    plan = repoint_create(
+                        workspace=data["workspace"], agents=list(data["agents"]), actor=request.user
+                    )
+                else:
+                    plan = plan_create(
+                        workspace=data["workspace"],
+                        kind=data["kind"],
+                        bundle_version=data["bundle_version"],
+                        agents=list(data["agents"]),
+                        actor=request.user,
+                    )
             except PixieError as exc:
                 self._refusal(request, exc)
             else:
@@ -139,6 +147,13 @@ class PlanAdmin(ServiceManagedAdmin):
                 if s["type"] == "credential.require" and not s["confirmed"]
             ],
             "watching": plan.status not in TERMINAL,
+            "progress": progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
+            "backlog": (
+                repoint_backlog(workspace=plan.workspace, installation=plan.installation)
+                if plan.kind == Plan.Kind.UPGRADE and plan.status == Plan.State.APPLIED
+                else None
+            ),
+            "is_owner": role == Membership.Role.OWNER,
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/catalog/plan/review.html", context)
@@ -203,11 +218,29 @@ class PlanAdmin(ServiceManagedAdmin):
                 "label": plan.get_status_display(),
                 "error": plan.error,
                 "done": plan.status in TERMINAL,
+                "progress": progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
             }
         )
 
+    def repoint_view(self, request, plan_id):
+        return require_POST(self._repoint)(request, plan_id)
+
+    def _repoint(self, request, plan_id):
+        """From an applied upgrade: a repoint plan for that installation's pins."""
+        plan, _role = self._plan_and_role(request, plan_id)
+        try:
+            repoint = repoint_create(
+                workspace=plan.workspace, installation=plan.installation, actor=request.user
+            )
+        except PixieError as exc:
+            self._refusal(request, exc)
+            return self._back(plan_id)
+        return self._back(repoint.pk)
+
 
 def _target(plan: Plan) -> str:
+    if plan.kind == Plan.Kind.REPOINT:
+        return "of pinned skills"
     if plan.bundle_version_id:
         return str(plan.bundle_version)
     return str(plan.installation.bundle_version) if plan.installation_id else "a removed install"

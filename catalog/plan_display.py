@@ -14,6 +14,7 @@ GROUPS = [
     ("credentials", "Credentials", ("credential.require", "credential.remove")),
     ("approvals", "Approval rules", ("approval.rule",)),
     ("agents", "Agents", ("agent.attach", "agent.pinned", "agent.follows")),
+    ("repoint", "Pins to move", ("repoint.move", "repoint.stay")),
 ]
 
 

@@ -72,3 +72,26 @@ def builtin_tools(request):
         from catalog.tools import ensure_builtin_tools
 
         ensure_builtin_tools()
+
+
+@pytest.fixture
+def queue(redis_url):
+    """A queue of this test's own on the real broker, and tasks sent for real."""
+    import uuid
+
+    name = f"pixie-test-{uuid.uuid4().hex[:8]}"
+    keys = ("broker_url", "task_always_eager", "task_default_queue")
+    previous = {key: celery_app.conf[key] for key in keys}
+    celery_app.conf.update(broker_url=redis_url, task_always_eager=False, task_default_queue=name)
+    _forget_broker_connections()
+    yield name
+    celery_app.conf.update(previous)
+    _forget_broker_connections()
+
+
+def _forget_broker_connections():
+    """Drop pooled connections so the next send uses the broker configured now
+    (what Celery itself does after a fork)."""
+    celery_app._pool = None
+    if "amqp" in celery_app.__dict__:
+        celery_app.amqp._producer_pool = None

@@ -17,7 +17,7 @@ class StrictSerializer(serializers.Serializer):
 
 class PlanRequestSerializer(StrictSerializer):
     kind = serializers.ChoiceField(choices=Plan.Kind.choices)
-    bundle = serializers.SlugField(max_length=64)
+    bundle = serializers.SlugField(max_length=64, required=False)
     version = serializers.CharField(max_length=64, required=False)
     agents = serializers.ListField(
         child=serializers.SlugField(max_length=64), required=False, max_length=200, default=list
@@ -29,7 +29,9 @@ class PlanRequestSerializer(StrictSerializer):
     )
 
     def validate(self, attrs):
-        if attrs["kind"] != Plan.Kind.UNINSTALL and not attrs.get("version"):
+        if attrs["kind"] != Plan.Kind.REPOINT and not attrs.get("bundle"):
+            raise serializers.ValidationError({"bundle": ["Required except for a repoint."]})
+        if attrs["kind"] in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE) and not attrs.get("version"):
             raise serializers.ValidationError({"version": ["Required for install and upgrade."]})
         return attrs
 
@@ -43,6 +45,7 @@ class PlanSerializer(serializers.ModelSerializer):
     version = serializers.CharField(source="bundle_version.version", default=None)
     created_by = serializers.CharField(source="created_by.username", default=None)
     decided_by = serializers.CharField(source="decided_by.username", default=None)
+    progress = serializers.SerializerMethodField()
 
     class Meta:
         model = Plan
@@ -50,6 +53,7 @@ class PlanSerializer(serializers.ModelSerializer):
             "id",
             "kind",
             "status",
+            "progress",
             "bundle",
             "version",
             "summary",
@@ -63,6 +67,11 @@ class PlanSerializer(serializers.ModelSerializer):
             "decided_at",
             "finished_at",
         ]
+
+    def get_progress(self, plan) -> dict | None:
+        from catalog.services.repoint import progress_of
+
+        return progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None
 
     def get_bundle(self, plan) -> str | None:
         if plan.bundle_version_id:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from agents.models import Agent
 from catalog.models import BundleVersion, Installation, Plan, WorkspaceSkill
 from catalog.services.plans import plan_approve, plan_create, plan_reject
+from catalog.services.repoint import repoint_create
 from catalog.services.workspace_skills import skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from egress.services import credential_confirm
@@ -58,13 +59,25 @@ class PlanList(InWorkspace, generics.ListAPIView):
         serializer = PlanRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        bundle_version = _bundle_version(ws, data)
         agents = list(Agent.objects.filter(workspace=ws, slug__in=data["agents"]))
         missing = sorted(set(data["agents"]) - {a.slug for a in agents})
         if missing:
             raise ValidationFailed(
                 [f"{ws.name} has no agent {slug!r}" for slug in missing], code="bad_agent"
             )
+        if data["kind"] == Plan.Kind.REPOINT:
+            installation = None
+            if data.get("bundle"):
+                installation = Installation.objects.filter(
+                    workspace=ws, bundle__slug=data["bundle"]
+                ).first()
+                if installation is None:
+                    raise ValidationFailed(f"{data['bundle']} is not installed in {ws.name}")
+            plan = repoint_create(
+                workspace=ws, actor=request.user, agents=agents, installation=installation
+            )
+            return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
+        bundle_version = _bundle_version(ws, data)
         plan = plan_create(
             workspace=ws,
             kind=data["kind"],

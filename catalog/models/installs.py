@@ -37,6 +37,7 @@ class Plan(models.Model):
         INSTALL = "install", "Install"
         UPGRADE = "upgrade", "Upgrade"
         UNINSTALL = "uninstall", "Uninstall"
+        REPOINT = "repoint", "Repoint"
 
     class State(models.TextChoices):
         PROPOSED = "proposed", "Proposed"
@@ -78,6 +79,9 @@ class Plan(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     reject_reason = models.CharField(max_length=400, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]

@@ -37,6 +37,10 @@ APPLY_FAILPOINTS = (
 
 def plan_apply(*, plan_id: int) -> str:
     """Apply the plan if it is approved; return its status. Running it twice changes nothing."""
+    if Plan.objects.filter(pk=plan_id, kind=Plan.Kind.REPOINT).exists():
+        from .repoint import repoint_apply  # imports this module
+
+        return repoint_apply(plan_id=plan_id)
     Plan.objects.filter(pk=plan_id, status=Plan.State.APPROVED).update(status=Plan.State.APPLYING)
     try:
         with transaction.atomic():

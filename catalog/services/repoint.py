@@ -1,0 +1,203 @@
+"""Repoint: moving agents' pins to newer revisions, a decision of its own.
+
+An upgrade leaves pinned agents where they were. A repoint plan lists which
+attachments move from which revision to which, and which stay (a pin to a
+local edit or a fork never moves). Once approved, a task applies it in chunks
+under the workspace's lock; each chunk's update only touches rows still on
+the old revision, so a rerun after a crash resumes and nothing moves twice.
+"""
+
+from __future__ import annotations
+
+import reversion
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from agents.models import AgentSkill
+from catalog.models import Installation, Plan, SkillRevision
+from pixie.audit import audited
+from pixie.errors import ValidationFailed
+from pixie.faults import checkpoint
+from pixie.models import Workspace
+from pixie.permissions import require_owner
+
+from .plan_apply import TRANSIENT_ERRORS, plan_mark_failed
+
+CHUNK = 1000
+MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}
+
+
+def _behind(workspace, agent_ids=None, installation=None):
+    pins = AgentSkill.objects.filter(
+        agent__workspace=workspace,
+        pinned_revision__isnull=False,
+        skill__archived_at__isnull=True,
+    ).exclude(pinned_revision=F("skill__head"))
+    if agent_ids:
+        pins = pins.filter(agent_id__in=agent_ids)
+    if installation is not None:
+        pins = pins.filter(skill__installation=installation)
+    return pins
+
+
+def repoint_backlog(*, workspace, installation=None) -> dict:
+    """How many attachments (on how many agents) a repoint would move."""
+    movable = _behind(workspace, installation=installation).filter(
+        pinned_revision__origin__in=MOVABLE_ORIGINS
+    )
+    counts = movable.aggregate(attachments=Count("id"), agents=Count("agent", distinct=True))
+    return {"attachments": counts["attachments"] or 0, "agents": counts["agents"] or 0}
+
+
+def repoint_steps(workspace, agent_ids=None, installation=None) -> list[dict]:
+    groups = (
+        _behind(workspace, agent_ids, installation)
+        .values(
+            "skill_id",
+            "skill__slug",
+            "skill__head_id",
+            "skill__head__number",
+            "pinned_revision_id",
+            "pinned_revision__number",
+            "pinned_revision__origin",
+        )
+        .annotate(count=Count("id"), agents=Count("agent", distinct=True))
+        .order_by("skill__slug", "pinned_revision__number")
+    )
+    steps = []
+    for group in groups:
+        common = {
+            "slug": group["skill__slug"],
+            "skill_id": group["skill_id"],
+            "count": group["count"],
+            "agents": group["agents"],
+        }
+        if group["pinned_revision__origin"] in MOVABLE_ORIGINS:
+            steps.append(
+                {
+                    "type": "repoint.move",
+                    **common,
+                    "from": group["pinned_revision__number"],
+                    "from_revision_id": group["pinned_revision_id"],
+                    "to": group["skill__head__number"],
+                    "to_revision_id": group["skill__head_id"],
+                    "reason": "pinned to a catalog revision an upgrade replaced",
+                }
+            )
+        else:
+            steps.append(
+                {
+                    "type": "repoint.stay",
+                    **common,
+                    "revision": group["pinned_revision__number"],
+                    "reason": "pinned to a local edit or a fork; a repoint never moves it",
+                }
+            )
+    return steps
+
+
+def repoint_create(
+    *, workspace, actor, agents=(), installation: Installation | None = None
+) -> Plan:
+    """A plan to move pins to the latest revisions: all agents, or the chosen ones."""
+    require_owner(user=actor, workspace=workspace)
+    agent_ids = [getattr(agent, "pk", agent) for agent in agents]
+    steps = repoint_steps(workspace, agent_ids, installation)
+    moves = [s for s in steps if s["type"] == "repoint.move"]
+    if not moves:
+        raise ValidationFailed("No pinned attachment is behind; there is nothing to repoint")
+    total = sum(s["count"] for s in moves)
+    kept = sum(s["count"] for s in steps if s["type"] == "repoint.stay")
+    agent_count = len({a for a in agent_ids}) if agent_ids else "all"
+    summary = (
+        f"Changes prose only: moves {total} pinned attachment{'s' if total != 1 else ''} "
+        f"to the latest revisions ({agent_count} agents)"
+        + (f"; keeps {kept} pinned to local edits." if kept else ".")
+    )
+    with audited(actor=actor, comment="Planned a repoint"):
+        Plan.objects.filter(
+            workspace=workspace, kind=Plan.Kind.REPOINT, status=Plan.State.PROPOSED
+        ).update(status=Plan.State.SUPERSEDED, finished_at=timezone.now())
+        return Plan.objects.create(
+            workspace=workspace,
+            kind=Plan.Kind.REPOINT,
+            installation=installation,
+            summary=summary,
+            expands_reach=False,
+            steps=steps,
+            options={"agents": agent_ids},
+            progress_total=total,
+            created_by=actor,
+        )
+
+
+def repoint_apply(*, plan_id: int) -> str:
+    """Apply the approved repoint chunk by chunk; safe to run again after a crash."""
+    Plan.objects.filter(pk=plan_id, status=Plan.State.APPROVED).update(
+        status=Plan.State.APPLYING, started_at=timezone.now()
+    )
+    plan = Plan.objects.select_related("decided_by").get(pk=plan_id)
+    if plan.status != Plan.State.APPLYING:
+        return plan.status
+    agent_ids = plan.options.get("agents") or []
+    chunks_moved = 0
+    try:
+        for step in plan.steps:
+            if step["type"] != "repoint.move":
+                continue
+            while True:
+                checkpoint(f"repoint.chunk.{chunks_moved + 1}")
+                if not _move_chunk(plan, step, agent_ids, chunks_moved + 1):
+                    break
+                chunks_moved += 1
+    except TRANSIENT_ERRORS:
+        raise  # the task retries; finished chunks stay done
+    except Exception as exc:
+        plan_mark_failed(plan_id=plan_id, error=str(exc))
+        return Plan.State.FAILED
+    with transaction.atomic():
+        Plan.objects.filter(pk=plan_id, status=Plan.State.APPLYING).update(
+            status=Plan.State.APPLIED, finished_at=timezone.now()
+        )
+    return Plan.State.APPLIED
+
+
+def _move_chunk(plan: Plan, step: dict, agent_ids: list[int], chunk_number: int) -> int:
+    """Move up to CHUNK attachments still on the old revision; return how many moved."""
+    with transaction.atomic():
+        Workspace.objects.select_for_update().get(pk=plan.workspace_id)
+        rows = AgentSkill.objects.filter(
+            skill_id=step["skill_id"], pinned_revision_id=step["from_revision_id"]
+        )
+        if agent_ids:
+            rows = rows.filter(agent_id__in=agent_ids)
+        ids = list(rows.order_by("id").values_list("id", flat=True)[:CHUNK])
+        if not ids:
+            return 0
+        moved = AgentSkill.objects.filter(
+            Q(id__in=ids), pinned_revision_id=step["from_revision_id"]
+        ).update(pinned_revision_id=step["to_revision_id"])
+        Plan.objects.filter(pk=plan.pk).update(progress_done=F("progress_done") + moved)
+        # One history entry per chunk, naming the plan, rather than one per row.
+        with reversion.create_revision(atomic=False):
+            reversion.set_user(plan.decided_by)
+            reversion.set_comment(
+                f"Repoint plan #{plan.pk}: moved {moved} attachments of @{step['slug']} "
+                f"r{step['from']} → r{step['to']} (chunk {chunk_number})"
+            )
+            reversion.add_to_revision(Plan.objects.get(pk=plan.pk))
+        return moved
+
+
+def progress_of(plan: Plan) -> dict:
+    """done / total, the rate so far and the time left, for the page and the API."""
+    done, total = plan.progress_done, plan.progress_total
+    rate = None
+    eta = None
+    if plan.started_at and done:
+        end = plan.finished_at or timezone.now()
+        elapsed = max((end - plan.started_at).total_seconds(), 0.001)
+        rate = round(done / elapsed, 1)
+        eta = round((total - done) / rate, 1) if rate and total > done else 0
+    return {"done": done, "total": total, "rate_per_second": rate, "seconds_left": eta}

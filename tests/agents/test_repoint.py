@@ -1,0 +1,129 @@
+"""After an upgrade, repointing pinned agents is its own approved decision."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+from reversion.models import Revision
+
+from agents.models import AgentSkill
+from catalog.models import Installation, Plan, WorkspaceSkill
+from catalog.services import repoint as repoint_module
+from catalog.services.plans import plan_create
+from catalog.services.repoint import repoint_backlog, repoint_create
+from catalog.services.workspace_skills import skill_edit
+from pixie.errors import PermissionRefused, ValidationFailed
+from tests.plans.flow import approve_and_apply, install
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def upgraded(acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks):
+    """2.1.0 installed on both agents (pinned), then upgraded to 2.2.0 taking the new text."""
+    capture = django_capture_on_commit_callbacks
+    install(acme, demo_catalog["2.1.0"], owner, capture, agents)
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    approve_and_apply(plan, owner, capture)
+    return plan
+
+
+def pins(agent):
+    return dict(
+        AgentSkill.objects.filter(agent=agent).values_list("skill__slug", "pinned_revision__number")
+    )
+
+
+def test_the_upgrade_page_says_how_many_pins_are_behind(upgraded, acme, owner):
+    assert repoint_backlog(workspace=acme) == {"attachments": 2, "agents": 2}
+    owner.is_staff = True
+    owner.save()
+    client = Client()
+    client.force_login(owner)
+    page = client.get(reverse("admin:catalog_plan_review", args=[upgraded.pk])).content.decode()
+    assert "2 pinned attachments on 2 agents" in page and "Plan a repoint" in page
+    installation = Installation.objects.get()
+    page = client.get(reverse("admin:catalog_installation_change", args=[installation.pk]))
+    assert "2 pinned attachments on 2 agents" in page.content.decode()
+
+
+def test_repoint_moves_exactly_the_chosen_agents_pins(
+    upgraded, acme, owner, agents, django_capture_on_commit_callbacks
+):
+    collections, front_desk = agents
+    plan = repoint_create(workspace=acme, actor=owner, agents=[collections])
+    (move,) = [s for s in plan.steps if s["type"] == "repoint.move"]
+    assert (move["slug"], move["from"], move["to"], move["count"]) == ("invoice-chase", 1, 2, 1)
+    assert plan.expands_reach is False
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLIED
+    assert (plan.progress_done, plan.progress_total) == (1, 1)
+    assert pins(collections)["invoice-chase"] == 2
+    assert pins(front_desk)["invoice-chase"] == 1  # not chosen, not moved
+
+
+def test_a_pin_to_a_local_edit_is_never_moved(
+    upgraded, acme, owner, agents, django_capture_on_commit_callbacks
+):
+    collections, front_desk = agents
+    rules = WorkspaceSkill.objects.get(slug="ar-ground-rules")
+    skill_edit(skill=rules, actor=owner, body=rules.head.body + "\n\nOur house rule.")
+    AgentSkill.objects.filter(agent=front_desk, skill=rules).update(pinned_revision=rules.head)
+    skill_edit(skill=rules, actor=owner, body=rules.head.body + "\n\nAnother house rule.")
+    plan = repoint_create(workspace=acme, actor=owner)
+    stays = [s for s in plan.steps if s["type"] == "repoint.stay"]
+    assert [(s["slug"], s["revision"]) for s in stays] == [("ar-ground-rules", 2)]
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    assert pins(front_desk)["ar-ground-rules"] == 2
+    assert pins(front_desk)["invoice-chase"] == 2 and pins(collections)["invoice-chase"] == 2
+
+
+def test_each_chunk_is_one_history_entry_naming_the_plan(
+    upgraded, acme, owner, agents, monkeypatch, django_capture_on_commit_callbacks
+):
+    from agents.models import Agent
+
+    for i in range(5):
+        agent = Agent.objects.create(workspace=acme, slug=f"extra-{i}", name=f"Extra {i}")
+        chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+        AgentSkill.objects.create(
+            agent=agent, skill=chase, position=1, pinned_revision=chase.revisions.get(number=1)
+        )
+    monkeypatch.setattr(repoint_module, "CHUNK", 2)
+    plan = repoint_create(workspace=acme, actor=owner)
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    plan.refresh_from_db()
+    assert (plan.progress_done, plan.progress_total) == (7, 7)
+    chunks = Revision.objects.filter(comment__startswith=f"Repoint plan #{plan.pk}:")
+    assert chunks.count() == 4  # 2 + 2 + 2 + 1
+
+
+def test_only_owners_repoint_and_nothing_behind_is_refused(upgraded, acme, owner, member):
+    with pytest.raises(PermissionRefused):
+        repoint_create(workspace=acme, actor=member)
+    AgentSkill.objects.update(pinned_revision=None)
+    with pytest.raises(ValidationFailed, match="nothing to repoint"):
+        repoint_create(workspace=acme, actor=owner)
+
+
+def test_the_api_plans_a_repoint_and_reports_progress(
+    upgraded, owner, django_capture_on_commit_callbacks
+):
+    api = APIClient()
+    api.force_authenticate(owner)
+    response = api.post("/api/workspaces/acme/plans/", {"kind": "repoint"}, format="json")
+    assert response.status_code == 201, response.json()
+    plan = response.json()
+    assert plan["progress"] == {
+        "done": 0,
+        "total": 2,
+        "rate_per_second": None,
+        "seconds_left": None,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post(f"/api/workspaces/acme/plans/{plan['id']}/approve/")
+    body = api.get(f"/api/workspaces/acme/plans/{plan['id']}/").json()
+    assert body["status"] == "applied" and body["progress"]["done"] == 2
