@@ -172,12 +172,13 @@ def _move_chunk(plan: Plan, step: dict, agent_ids: list[int], chunk_number: int)
         )
         if agent_ids:
             rows = rows.filter(agent_id__in=agent_ids)
-        ids = list(rows.order_by("id").values_list("id", flat=True)[:CHUNK])
-        if not ids:
-            return 0
+        # One statement: the next chunk's ids in a subquery, updated only if still behind.
+        chunk = rows.order_by("id").values("id")[:CHUNK]
         moved = AgentSkill.objects.filter(
-            Q(id__in=ids), pinned_revision_id=step["from_revision_id"]
+            Q(id__in=chunk), pinned_revision_id=step["from_revision_id"]
         ).update(pinned_revision_id=step["to_revision_id"])
+        if not moved:
+            return 0
         Plan.objects.filter(pk=plan.pk).update(progress_done=F("progress_done") + moved)
         # One history entry per chunk, naming the plan, rather than one per row.
         with reversion.create_revision(atomic=False):

@@ -1,4 +1,7 @@
-"""A fleet of agents pinned behind, built with bulk inserts (100,000 rows in seconds)."""
+"""Synthetic fleets of agents pinned behind, for load tests and benchmarks.
+
+Built with bulk inserts: 100,000 attachments in a few seconds.
+"""
 
 from agents.models import Agent, AgentSkill
 from catalog.models import SkillRevision, WorkspaceSkill
