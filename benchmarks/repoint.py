@@ -1,6 +1,7 @@
 """Repoint throughput next to one raw SQL UPDATE of the same rows, as a ratio.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/test .venv/bin/python benchmarks/repoint.py [AGENTS]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
+        .venv/bin/python benchmarks/repoint.py [AGENTS]
 
 Seeds AGENTS agents (default 10,000) x 10 skills pinned to revision 1, then
 times (a) the repoint apply (chunks of 1,000 under the workspace lock, with
