@@ -68,6 +68,8 @@ class PlanInputs:
     agents: tuple[tuple[int, str], ...] = ()  # agents to attach the skills to (install)
     pins: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, pinned revision number)
     follows: tuple[tuple[str, str], ...] = ()  # (agent, skill slug) following the latest
+    # Heads of other skills holding incoming slugs: slug -> (skill id, name, description, body)
+    occupants: dict[str, tuple] = field(default_factory=dict)
     fork_choices: dict[str, str] = field(default_factory=dict)
 
 
@@ -120,6 +122,20 @@ def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[dict]]:
             landing[skill.slug] = skill.slug
             taken.add(skill.slug)
             continue
+        occupant = inputs.occupants.get(skill.slug)
+        if occupant and occupant[1:] == (skill.name, skill.description, skill.body):
+            landing[skill.slug] = skill.slug
+            renames.append(
+                {
+                    "type": "skill.reuse",
+                    "slug": skill.slug,
+                    "catalog_slug": skill.slug,
+                    "skill_id": occupant[0],
+                    "reason": "an identical skill is already in this workspace; it is used as it "
+                    "is, not copied",
+                }
+            )
+            continue
         # Probe the workspace and every incoming slug, so a re-slug cannot
         # collide with a bundle-mate that lands later.
         new_slug = make_slug(skill.name, lambda s: s in taken or s in incoming)
@@ -153,6 +169,10 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
         body = _cascade(skill.body, landing)
         slug = landing[skill.slug]
         installed = inputs.installed.get(skill.slug)
+        if installed is None and any(
+            r["type"] == "skill.reuse" and r["catalog_slug"] == skill.slug for r in steps
+        ):
+            continue
         common = {"slug": slug, "catalog_slug": skill.slug, "position": position}
         if installed is not None:
             common["skill_id"] = installed.skill_id
@@ -340,7 +360,11 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
                         "reason": "declared in the skill's frontmatter",
                     }
                 )
-    attach = [s["slug"] for s in steps if s["type"] == "skill.create"]
+    attach = [s["slug"] for s in steps if s["type"] in ("skill.create", "skill.reuse")]
+    if inputs.target:
+        order = {skill.slug: i for i, skill in enumerate(inputs.target.skills)}
+        by_slug = {s["slug"]: s["catalog_slug"] for s in steps if "catalog_slug" in s}
+        attach.sort(key=lambda slug: order.get(by_slug.get(slug, slug), 0))
     for agent_id, agent_name in inputs.agents if inputs.kind == "install" else ():
         steps.append(
             {

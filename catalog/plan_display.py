@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 
 GROUPS = [
     ("skills", "Skills", ("skill.create", "skill.update", "skill.unchanged", "skill.remove")),
-    ("renames", "Renamed on arrival", ("skill.reslug",)),
+    ("renames", "Renamed or reused on arrival", ("skill.reslug", "skill.reuse")),
     ("forks", "Forks: skills you edited", ("skill.fork",)),
     ("network", "Network", ("egress.add", "egress.remove")),
     ("credentials", "Credentials", ("credential.require", "credential.remove")),

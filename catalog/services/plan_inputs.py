@@ -124,6 +124,14 @@ def read_plan_inputs(
         if skill_id not in mine:
             occupied[slug] = "skill"
 
+    occupants = {
+        skill.slug: (skill.pk, skill.head.name, skill.head.short_description, skill.head.body)
+        for skill in WorkspaceSkill.objects.filter(
+            workspace=workspace, slug__in=incoming, archived_at__isnull=True, head__isnull=False
+        )
+        .exclude(pk__in=mine)
+        .select_related("head")
+    }
     egress = {
         (host, port): plan_id is not None
         for host, port, plan_id in EgressRule.objects.filter(workspace=workspace).values_list(
@@ -171,6 +179,7 @@ def read_plan_inputs(
         agents=agents,
         pins=tuple(pins),
         follows=tuple(follows),
+        occupants=occupants,
         fork_choices=fork_choices,
     )
     attached = (

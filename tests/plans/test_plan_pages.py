@@ -58,7 +58,13 @@ def test_owner_asks_reads_and_approves_a_plan_in_the_admin(
         response = client.post(reverse("admin:catalog_plan_approve", args=[plan.pk]), follow=True)
     assert "approved; applying it now" in response.content.decode()
     status = client.get(reverse("admin:catalog_plan_status", args=[plan.pk])).json()
-    assert status == {"status": "applied", "label": "Applied", "error": "", "done": True}
+    assert status == {
+        "status": "applied",
+        "label": "Applied",
+        "error": "",
+        "done": True,
+        "progress": None,
+    }
     assert Installation.objects.get().bundle_version == demo_catalog["2.1.0"]
 
 
