@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -16,6 +17,14 @@ from pixie.permissions import role_in
 
 from . import selectors, services
 from .models import Agent, AgentSkill
+from .promote import assembly_promote
+
+
+class PromoteForm(forms.Form):
+    slug = forms.SlugField(max_length=64, help_text="The bundle's slug, e.g. collections-kit.")
+    name = forms.CharField(max_length=80)
+    version = forms.CharField(max_length=64, initial="1.0.0")
+    description = forms.CharField(max_length=400, required=False)
 
 
 def agent_page_urls(model_admin):
@@ -93,8 +102,32 @@ def agent_page_urls(model_admin):
             menu=selectors.planner_menu(agent),
         )
 
+    def promote_view(request, agent_id):
+        agent, role = agent_for(request, agent_id)
+        if role != Membership.Role.OWNER:
+            raise Http404("Only an owner can promote an agent's skills.")
+        form = PromoteForm(request.POST or None, initial={"slug": f"{agent.slug}-kit"})
+        if request.method == "POST" and form.is_valid():
+            try:
+                published = assembly_promote(agent=agent, actor=request.user, **form.cleaned_data)
+            except PixieError as exc:
+                for problem in getattr(exc, "problems", [exc.message]):
+                    form.add_error(None, problem)
+            else:
+                model_admin.message_user(
+                    request,
+                    f"Published {published} from the skills of {agent.name}. Install it on "
+                    "another agent or workspace with an ordinary install plan.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:catalog_plan_ask"))
+        return render(
+            request, agent, "promote.html", title=f"Promote the skills of {agent.name}", form=form
+        )
+
     view = site.admin_view
     return [
+        path("<int:agent_id>/promote/", view(promote_view), name="agents_agent_promote"),
         path("<int:agent_id>/skills/", view(skills_view), name="agents_agent_skills"),
         path("<int:agent_id>/skills/change/", view(change_view), name="agents_agent_skills_change"),
         path("<int:agent_id>/prompt/", view(prompt_view), name="agents_agent_prompt"),

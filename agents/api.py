@@ -57,6 +57,13 @@ class OrderSerializer(StrictSerializer):
     order = serializers.ListField(child=serializers.SlugField(max_length=64), max_length=500)
 
 
+class PromoteSerializer(StrictSerializer):
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=80)
+    version = serializers.CharField(max_length=64, default="1.0.0")
+    description = serializers.CharField(max_length=400, required=False, default="")
+
+
 class TurnFinishSerializer(StrictSerializer):
     outcome = serializers.ChoiceField(choices=["succeeded", "failed"])
 
@@ -169,6 +176,30 @@ class AgentSkillDetail(AgentView, APIView):
         return Response(self.fresh())
 
 
+class PromotedSerializer(serializers.Serializer):
+    bundle = serializers.CharField()
+    version = serializers.CharField()
+    status = serializers.CharField()
+
+
+class AgentPromote(AgentView, APIView):
+    @extend_schema(request=PromoteSerializer, responses={201: PromotedSerializer})
+    def post(self, request, workspace, agent):
+        from .promote import assembly_promote
+
+        published = assembly_promote(
+            agent=self.agent(), actor=request.user, **_valid(PromoteSerializer, request)
+        )
+        return Response(
+            {
+                "bundle": published.bundle.slug,
+                "version": published.version,
+                "status": published.status,
+            },
+            status=201,
+        )
+
+
 class PromptPartSerializer(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
@@ -245,10 +276,14 @@ class TurnFinish(InWorkspace, APIView):
         return Response(TurnSerializer(turns_of(self.workspace()).get(pk=pk)).data)
 
 
+class StatsRowSerializer(serializers.Serializer):
+    revision = serializers.IntegerField()
+    last_7_days = serializers.IntegerField()
+    last_30_days = serializers.IntegerField()
+
+
 class SkillStats(InWorkspace, APIView):
-    @extend_schema(
-        responses=serializers.ListSerializer(child=serializers.DictField()),
-    )
+    @extend_schema(responses=StatsRowSerializer(many=True))
     def get(self, request, workspace, slug):
         skill = generics.get_object_or_404(WorkspaceSkill, workspace=self.workspace(), slug=slug)
         return Response(selectors.skill_stats(skill))

@@ -13,6 +13,7 @@ urlpatterns = [
     path(f"{A}/prompt/", api.AgentPrompt.as_view(), name="agent-prompt"),
     path(f"{A}/menu/", api.AgentMenu.as_view(), name="agent-menu"),
     path(f"{A}/turns/", api.AgentTurns.as_view(), name="agent-turns"),
+    path(f"{A}/promote/", api.AgentPromote.as_view(), name="agent-promote"),
     path(f"{W}/turns/<int:pk>/", api.TurnDetail.as_view(), name="turn-detail"),
     path(f"{W}/turns/<int:pk>/finish/", api.TurnFinish.as_view(), name="turn-finish"),
     path(f"{W}/skills/<slug:slug>/stats/", api.SkillStats.as_view(), name="skill-stats"),

@@ -20,3 +20,7 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     inlines = [MembershipInline]
+
+
+# Contacts, the inbox and the share review pages.
+from . import admin_sharing  # noqa: E402, F401

@@ -95,3 +95,5 @@ def _forget_broker_connections():
     celery_app._pool = None
     if "amqp" in celery_app.__dict__:
         celery_app.amqp._producer_pool = None
+        # An in-process worker narrows the app's queues to its own; forget that too.
+        celery_app.amqp.__dict__.pop("queues", None)

@@ -56,7 +56,7 @@ def make_skill_version(
 ) -> SkillVersion:
     slug = slug or unique("skill")
     package, _ = SkillPackage.objects.get_or_create(
-        slug=slug, defaults={"publisher": publisher or make_publisher()}
+        slug=slug, publisher=publisher or make_publisher()
     )
     return SkillVersion.objects.create(
         package=package,

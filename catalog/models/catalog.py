@@ -60,12 +60,18 @@ class Tool(models.Model):
 
 @reversion.register()
 class SkillPackage(models.Model):
-    slug = SlugField(unique=True, help_text="The skill's @-handle in the shared namespace.")
+    """A publisher's skill. Slugs are unique per publisher: a bundle's mentions resolve
+    among its own skills, so two publishers may each ship an @invoice-chase."""
+
+    slug = SlugField(help_text="The skill's @-handle in the shared namespace.")
     publisher = models.ForeignKey(Publisher, on_delete=models.PROTECT, related_name="packages")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["slug"]
+        ordering = ["slug", "publisher"]
+        constraints = [
+            models.UniqueConstraint(fields=["publisher", "slug"], name="package_slug_per_publisher")
+        ]
 
     def __str__(self):
         return f"@{self.slug}"

@@ -103,10 +103,15 @@ def _problems(spec: BundleSpec, tools: set[str]) -> list[str]:
         ((s.slug, s.body) for s in spec.skills), {s.slug for s in spec.skills} | tools
     )
     problems.extend(f"skills: {p}" for p in describe_unresolved(missing))
+    bundle = Bundle.objects.select_related("publisher").filter(slug=spec.slug).first()
+    if bundle is not None and bundle.publisher.slug != spec.publisher:
+        problems.append(
+            f"bundle: {spec.slug} is published by {bundle.publisher.slug}, not {spec.publisher}"
+        )
     existing = {
         (v.package.slug, v.version): v
         for v in SkillVersion.objects.select_related("package").filter(
-            package__slug__in=[s.slug for s in spec.skills]
+            package__slug__in=[s.slug for s in spec.skills], package__publisher__slug=spec.publisher
         )
     }
     for skill in spec.skills:
@@ -177,9 +182,7 @@ def _create(spec: BundleSpec) -> tuple[BundleVersion, int]:
     created = 0
     entries = []
     for position, skill in enumerate(spec.skills, start=1):
-        package, _ = SkillPackage.objects.get_or_create(
-            slug=skill.slug, defaults={"publisher": publisher}
-        )
+        package, _ = SkillPackage.objects.get_or_create(slug=skill.slug, publisher=publisher)
         version, made = SkillVersion.objects.get_or_create(
             package=package,
             version=skill.version,

@@ -21,6 +21,8 @@ def tool_slugs() -> set[str]:
 
 def skill_package_create(*, slug: str, publisher: Publisher, actor) -> SkillPackage:
     """A new package; its slug must not shadow a tool (one namespace for both)."""
+    if SkillPackage.objects.filter(slug=slug, publisher=publisher).exists():
+        raise ValidationFailed(f"{publisher} already has a skill @{slug}")
     if Tool.objects.filter(slug=slug).exists():
         raise ValidationFailed(f"@{slug} is a built-in tool; choose another slug for the skill")
     with audited(actor=actor, comment=f"Created skill package @{slug}"):

@@ -73,9 +73,25 @@ def catalog_of_many(operator):
     Installation.objects.create(
         workspace=workspace, bundle=big.bundle, bundle_version=big, installed_by=operator
     )
+    _contacts_and_messages(workspace, operator)
     Group.objects.create(name="auditors")
     Token.objects.create(user=operator)
     return {"big": big, "workspace": workspace, "agent": agent}
+
+
+def _contacts_and_messages(workspace, owner):
+    """A contact each way and 55 delivered messages (the sharing admin's rows)."""
+    from pixie import sharing
+    from pixie.sharing.delivery import message_deliver
+
+    neighbour = make_workspace("globex", owner=owner)
+    to_acme = sharing.contact_add_local(workspace=neighbour, other_slug="acme", actor=owner)
+    sharing.contact_add_local(workspace=workspace, other_slug="globex", actor=owner)
+    for i in range(ROWS):
+        sent = sharing.text_send(
+            workspace=neighbour, contact=to_acme, text=f"Note {i}", actor=owner
+        )
+        message_deliver(message_pk=sent.pk, final_attempt=True)
 
 
 def registered_models():

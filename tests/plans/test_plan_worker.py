@@ -24,7 +24,9 @@ def test_a_real_worker_applies_an_approved_plan(acme, owner, demo_catalog, queue
     plan = plan_create(
         workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
     )
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+    with start_worker(
+        celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30, queues=[queue]
+    ):
         plan_approve(plan=plan, actor=owner)
         wait_for(lambda: status_of(plan) == "applied", 60, "the worker to apply the plan")
     assert Installation.objects.count() == 1

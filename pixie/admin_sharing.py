@@ -1,0 +1,353 @@
+"""Admin for sharing: contacts, the inbox (messages), and the review, import and
+summary pages of a received share.
+
+Pages are thin: each resolves what the user may see through the scoped admin
+queryset (non-members get 404), calls one service, and shows the outcome or the
+service's refusal as a message.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from . import crypto
+from . import sharing as svc
+from .admin_scoping import ServiceManagedAdmin, member_workspace_ids
+from .errors import PixieError
+from .models import Contact, Membership, Message, Workspace
+from .permissions import role_in
+from .sharing.letters import MAX_TEXT
+
+
+def report(request, exc: PixieError) -> None:
+    for problem in getattr(exc, "problems", [exc.message]):
+        messages.error(request, problem)
+
+
+def inbox_url(workspace: Workspace) -> str:
+    return reverse("admin:pixie_message_changelist") + f"?workspace={workspace.slug}"
+
+
+def page(model_admin, request, template: str, title: str, **context) -> TemplateResponse:
+    return TemplateResponse(
+        request,
+        template,
+        {
+            **model_admin.admin_site.each_context(request),
+            "opts": model_admin.model._meta,
+            "title": title,
+            **context,
+        },
+    )
+
+
+def owned_workspaces(user):
+    return Workspace.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.OWNER
+    ).order_by("name")
+
+
+class MemberWorkspaceFilter(admin.SimpleListFilter):
+    """Filter by workspace, offering only the workspaces the user may see."""
+
+    title = "workspace"
+    parameter_name = "workspace"
+
+    def lookups(self, request, model_admin):
+        workspaces = Workspace.objects.order_by("name")
+        if not request.user.is_superuser:
+            workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
+        return [(workspace.slug, workspace.name) for workspace in workspaces]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(workspace__slug=self.value())
+        return queryset
+
+
+# --- contacts ---------------------------------------------------------------------
+
+
+class ContactCardForm(forms.Form):
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.none(), empty_label=None)
+    card = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "class": "vLargeTextField"}),
+        help_text="Paste the contact card they gave you (JSON).",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = owned_workspaces(user)
+
+
+class LocalContactForm(forms.Form):
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.none(), empty_label=None)
+    other = forms.SlugField(label="Their workspace's slug", max_length=64)
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = owned_workspaces(user)
+
+
+class TextForm(forms.Form):
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6, "class": "vLargeTextField"}),
+        max_length=MAX_TEXT,
+        strip=False,
+    )
+
+
+@admin.register(Contact)
+class ContactAdmin(ServiceManagedAdmin):
+    # VersionAdmin names its own change list template; this one extends it.
+    change_list_template = "admin/pixie/contact/change_list.html"
+    list_display = ["name", "workspace", "remote_workspace", "inbox_url", "fingerprint"]
+    list_filter = [MemberWorkspaceFilter]
+    list_select_related = ["workspace"]
+    search_fields = ["name", "remote_workspace"]
+    fields = ["workspace", "name", "remote_workspace", "inbox_url", "fingerprint", "added_by"]
+    readonly_fields = fields
+
+    @admin.display(description="Fingerprint")
+    def fingerprint(self, contact):
+        return crypto.fingerprint(
+            crypto.key_from_b64(contact.signing_public_key),
+            crypto.key_from_b64(contact.box_public_key),
+        )
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("add-card/", wrap(self.add_card_view), name="pixie_contact_add_card"),
+            path("add-local/", wrap(self.add_local_view), name="pixie_contact_add_local"),
+            path("our-card/", wrap(self.our_card_view), name="pixie_contact_our_card"),
+            path(
+                "<path:object_id>/message/", wrap(self.message_view), name="pixie_contact_message"
+            ),
+            *super().get_urls(),
+        ]
+
+    def _added(self, request, contact):
+        messages.success(request, f"{contact.name} is now one of {contact.workspace}'s contacts.")
+        return HttpResponseRedirect(reverse("admin:pixie_contact_changelist"))
+
+    def add_card_view(self, request):
+        form = ContactCardForm(request.POST or None, user=request.user)
+        if request.method == "POST" and form.is_valid():
+            try:
+                contact = svc.contact_card_import(
+                    workspace=form.cleaned_data["workspace"],
+                    card=form.cleaned_data["card"],
+                    actor=request.user,
+                )
+            except PixieError as exc:
+                report(request, exc)
+            else:
+                return self._added(request, contact)
+        return page(
+            self,
+            request,
+            "admin/pixie/contact/add.html",
+            "Add a contact from their card",
+            form=form,
+        )
+
+    def add_local_view(self, request):
+        form = LocalContactForm(request.POST or None, user=request.user)
+        if request.method == "POST" and form.is_valid():
+            try:
+                contact = svc.contact_add_local(
+                    workspace=form.cleaned_data["workspace"],
+                    other_slug=form.cleaned_data["other"],
+                    actor=request.user,
+                )
+            except PixieError as exc:
+                report(request, exc)
+            else:
+                return self._added(request, contact)
+        return page(
+            self,
+            request,
+            "admin/pixie/contact/add.html",
+            "Add a workspace on this server",
+            form=form,
+        )
+
+    def our_card_view(self, request):
+        # Members only, superusers included: showing a card makes the workspace's keys.
+        workspaces = Workspace.objects.filter(id__in=member_workspace_ids(request.user))
+        cards = [
+            (workspace, json.dumps(svc.contact_card_export(workspace=workspace), indent=2))
+            for workspace in workspaces
+        ]
+        return page(
+            self, request, "admin/pixie/contact/our_card.html", "Your contact cards", cards=cards
+        )
+
+    def message_view(self, request, object_id):
+        contact = self.get_object(request, object_id)
+        if contact is None:
+            raise Http404("No such contact.")
+        form = TextForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                svc.text_send(
+                    workspace=contact.workspace,
+                    contact=contact,
+                    text=form.cleaned_data["text"],
+                    actor=request.user,
+                )
+            except PixieError as exc:
+                report(request, exc)
+            else:
+                messages.success(request, f"Message sent to {contact.name}.")
+                return HttpResponseRedirect(inbox_url(contact.workspace))
+        return page(
+            self,
+            request,
+            "admin/pixie/contact/add.html",
+            f"Send a message to {contact.name}",
+            form=form,
+            original=contact,
+        )
+
+
+# --- the inbox --------------------------------------------------------------------
+
+
+@admin.register(Message)
+class MessageAdmin(ServiceManagedAdmin):
+    list_display = ["created_at", "workspace", "correspondent", "content", "delivery_state"]
+    list_display_links = ["created_at"]
+    list_filter = [MemberWorkspaceFilter, "direction"]
+    list_select_related = ["workspace", "contact", "share_import"]
+    list_per_page = 50
+    actions = ["retry_delivery"]
+    fields = ["workspace", "created_at", "correspondent", "full_content", "delivery_state"]
+    readonly_fields = fields
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None:
+            # Open the whole page at once (two queries), before the rows render.
+            page_messages = list(changelist.result_list)
+            for opened in svc.messages_open(messages=page_messages):
+                opened.message.opened = opened
+        return response
+
+    def get_object(self, request, object_id, from_field=None):
+        message = super().get_object(request, object_id, from_field)
+        if message is not None:
+            message.opened = svc.message_open(message=message)
+        return message
+
+    @admin.display(description="From / to")
+    def correspondent(self, message):
+        return message.opened.correspondent
+
+    @admin.display(description="Message")
+    def content(self, message):
+        return self._render(message, whole=False)
+
+    @admin.display(description="Message")
+    def full_content(self, message):
+        return self._render(message, whole=True)
+
+    def _render(self, message, *, whole: bool):
+        opened = message.opened
+        review = reverse("admin:pixie_message_review", args=[message.pk])
+        return render_to_string(
+            "admin/pixie/message/card.html",
+            {"opened": opened, "review_url": review, "whole": whole},
+        )
+
+    @admin.display(description="Delivery")
+    def delivery_state(self, message):
+        if message.direction != Message.Direction.OUTGOING:
+            return "—"
+        if message.delivery == Message.Delivery.FAILED:
+            return format_html("{}: {}", message.get_delivery_display(), message.last_error)
+        return message.get_delivery_display()
+
+    @admin.action(description="Try again to deliver the selected messages")
+    def retry_delivery(self, request, queryset):
+        retried = 0
+        for message in queryset.filter(delivery=Message.Delivery.FAILED):
+            try:
+                svc.message_retry(message=message, actor=request.user)
+                retried += 1
+            except PixieError as exc:
+                report(request, exc)
+        messages.info(request, f"Delivery tried again for {retried} message(s).")
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/review/", wrap(self.review_view), name="pixie_message_review"),
+            path("<path:object_id>/import/", wrap(self.import_view), name="pixie_message_import"),
+            path(
+                "<path:object_id>/summary/", wrap(self.summary_view), name="pixie_message_summary"
+            ),
+            *super().get_urls(),
+        ]
+
+    def _message(self, request, object_id) -> Message:
+        message = self.get_object(request, object_id)
+        if message is None:
+            raise Http404("No such message.")
+        return message
+
+    def review_view(self, request, object_id):
+        message = self._message(request, object_id)
+        workspace = message.workspace
+        role = role_in(user=request.user, workspace=workspace)
+        try:
+            review = svc.share_review(workspace=workspace, message=message, role=role)
+        except PixieError:
+            raise Http404("This message carries no skill share.") from None
+        return page(
+            self,
+            request,
+            "admin/pixie/message/review.html",
+            f"Review “{review.share.skill.name}”",
+            review=review,
+            original=message,
+            cancel_url=inbox_url(workspace),
+        )
+
+    def import_view(self, request, object_id):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        message = self._message(request, object_id)
+        try:
+            svc.share_import(workspace=message.workspace, message=message, actor=request.user)
+        except PixieError as exc:
+            report(request, exc)
+            return HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
+        return HttpResponseRedirect(reverse("admin:pixie_message_summary", args=[message.pk]))
+
+    def summary_view(self, request, object_id):
+        message = self._message(request, object_id)
+        share_import = getattr(message, "share_import", None)
+        if share_import is None:
+            return HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
+        outcome = share_import.outcome
+        skills_url = reverse("admin:catalog_workspaceskill_changelist")
+        return page(
+            self,
+            request,
+            "admin/pixie/message/summary.html",
+            "Imported",
+            original=message,
+            outcome=outcome,
+            lines=svc.outcome_lines(outcome),
+            skills_url=f"{skills_url}?workspace__id__exact={message.workspace_id}&advertised__exact=0",
+            inbox_url=inbox_url(message.workspace),
+        )

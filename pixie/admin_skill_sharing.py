@@ -1,0 +1,143 @@
+"""A workspace skill's "Share with a contact" and "Rename" pages.
+
+catalog.admin.WorkspaceSkillAdmin mounts these through ``skill_sharing_urls``;
+they live here so the sharing pages stay together and that class stays small.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpResponseRedirect
+from django.urls import path, reverse
+
+from catalog.services.workspace_skills import skill_rename
+
+from . import crypto
+from . import sharing as svc
+from .admin_sharing import inbox_url, page, report
+from .errors import PixieError
+from .models import Contact, Membership
+from .permissions import role_in
+from .skillshare import decode
+
+PICKER_FOOTER = (
+    "The skill and every skill it references travel end-to-end encrypted as a message. "
+    "They'll review it before anything is added on their side."
+)
+
+
+class ContactChoiceForm(forms.Form):
+    contact = forms.ModelChoiceField(
+        queryset=Contact.objects.none(), widget=forms.RadioSelect, empty_label=None
+    )
+
+    def __init__(self, *args, contacts, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["contact"]
+        field.queryset = contacts
+        field.label_from_instance = lambda contact: (
+            f"{contact.name} — {contact.remote_workspace} · "
+            + crypto.fingerprint(
+                crypto.key_from_b64(contact.signing_public_key),
+                crypto.key_from_b64(contact.box_public_key),
+            )
+        )
+
+
+class RenameForm(forms.Form):
+    slug = forms.CharField(label="New slug", max_length=64)
+
+
+def skill_sharing_urls(model_admin) -> list:
+    wrap = model_admin.admin_site.admin_view
+
+    def share(request, object_id):
+        return share_view(model_admin, request, object_id)
+
+    def rename(request, object_id):
+        return rename_view(model_admin, request, object_id)
+
+    return [
+        path("<path:object_id>/share/", wrap(share), name="catalog_workspaceskill_share"),
+        path("<path:object_id>/rename/", wrap(rename), name="catalog_workspaceskill_rename"),
+    ]
+
+
+def _skill_and_role(model_admin, request, object_id):
+    skill = model_admin.get_object(request, object_id)
+    if skill is None:
+        raise Http404("No such skill.")
+    return skill, role_in(user=request.user, workspace=skill.workspace)
+
+
+def _owner_only(skill, role) -> str:
+    if role == Membership.Role.OWNER:
+        return ""
+    return f"Only an owner of {skill.workspace.name} can do this."
+
+
+def share_view(model_admin, request, object_id):
+    skill, role = _skill_and_role(model_admin, request, object_id)
+    workspace = skill.workspace
+    contacts = Contact.objects.filter(workspace=workspace).order_by("name")
+    form = ContactChoiceForm(request.POST or None, contacts=contacts)
+    refusal = _owner_only(skill, role)
+    travels = []
+    if not refusal:
+        try:
+            travels = [
+                item.id for item in decode(svc.share_body(workspace=workspace, skill=skill)).items
+            ]
+        except PixieError as exc:
+            refusal = exc.message
+    if request.method == "POST" and not refusal and form.is_valid():
+        contact = form.cleaned_data["contact"]
+        try:
+            svc.share_send(workspace=workspace, skill=skill, contact=contact, actor=request.user)
+        except PixieError as exc:
+            report(request, exc)
+        else:
+            messages.success(request, f"You shared @{skill.slug} with {contact.name}.")
+            return HttpResponseRedirect(inbox_url(workspace))
+    return page(
+        model_admin,
+        request,
+        "admin/pixie/share_picker.html",
+        f"Share @{skill.slug} with a contact",
+        original=skill,
+        form=form,
+        has_contacts=contacts.exists(),
+        refusal=refusal,
+        travels=travels,
+        footer=PICKER_FOOTER,
+        contacts_url=reverse("admin:pixie_contact_changelist"),
+    )
+
+
+def rename_view(model_admin, request, object_id):
+    skill, role = _skill_and_role(model_admin, request, object_id)
+    form = RenameForm(request.POST or None, initial={"slug": skill.slug})
+    refusal = _owner_only(skill, role)
+    if request.method == "POST" and not refusal and form.is_valid():
+        old = skill.slug
+        try:
+            rewritten = skill_rename(
+                skill=skill, new_slug=form.cleaned_data["slug"], actor=request.user
+            )
+        except PixieError as exc:
+            report(request, exc)
+        else:
+            done = f"Renamed @{old} to @{skill.slug}."
+            if rewritten:
+                done += " Rewrote its mentions in " + ", ".join(f"@{s}" for s in rewritten) + "."
+            messages.success(request, done)
+            change = reverse("admin:catalog_workspaceskill_change", args=[skill.pk])
+            return HttpResponseRedirect(change)
+    return page(
+        model_admin,
+        request,
+        "admin/pixie/rename.html",
+        f"Rename @{skill.slug}",
+        original=skill,
+        form=form,
+        refusal=refusal,
+    )

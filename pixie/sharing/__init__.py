@@ -1,0 +1,49 @@
+"""Sharing between workspaces: identities and contacts, sealed messages, skill shares.
+
+Services (writes) and selectors (reads) for the admin, the API and the tasks.
+"""
+
+from .contacts import contact_add_local, contact_card_import, contact_get
+from .envelopes import EnvelopeTooLarge
+from .identities import contact_card_export, identity_ensure, inbox_url
+from .inbox import OpenedMessage, Sender, message_get, message_open, messages_of, messages_open
+from .receiving import AlreadyReceived, EnvelopeRefusedError, envelope_receive
+from .sending import message_retry, message_send, text_send
+from .shares import (
+    ImportResult,
+    Review,
+    outcome_lines,
+    share_body,
+    share_import,
+    share_review,
+    share_send,
+)
+
+__all__ = [
+    "AlreadyReceived",
+    "EnvelopeRefusedError",
+    "EnvelopeTooLarge",
+    "ImportResult",
+    "OpenedMessage",
+    "Review",
+    "Sender",
+    "contact_add_local",
+    "contact_card_export",
+    "contact_card_import",
+    "contact_get",
+    "envelope_receive",
+    "identity_ensure",
+    "inbox_url",
+    "message_get",
+    "message_open",
+    "message_retry",
+    "message_send",
+    "messages_of",
+    "messages_open",
+    "outcome_lines",
+    "share_body",
+    "share_import",
+    "share_review",
+    "share_send",
+    "text_send",
+]

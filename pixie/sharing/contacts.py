@@ -1,0 +1,61 @@
+"""A workspace's contacts: added from a card, or by slug for a workspace on this server."""
+
+from __future__ import annotations
+
+from django.http import Http404
+
+from pixie.audit import audited
+from pixie.errors import ValidationFailed
+from pixie.models import Contact, Workspace
+from pixie.permissions import require_owner
+
+from .cards import card_parse
+from .identities import card_fields, identity_ensure
+
+
+def contact_card_import(*, workspace: Workspace, card: object, actor) -> Contact:
+    """Add the workspace a contact card describes. The card is checked before anything."""
+    require_owner(user=actor, workspace=workspace)
+    return _contact_add(workspace=workspace, fields=card_parse(card), actor=actor)
+
+
+def contact_add_local(*, workspace: Workspace, other_slug: str, actor) -> Contact:
+    """Add a workspace on this same server by its slug."""
+    require_owner(user=actor, workspace=workspace)
+    other = Workspace.objects.filter(slug=other_slug).first()
+    if other is None:
+        raise ValidationFailed(f"There is no workspace {other_slug!r} on this server.")
+    fields = card_fields(workspace=other, identity=identity_ensure(workspace=other))
+    return _contact_add(workspace=workspace, fields=fields, actor=actor)
+
+
+def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Contact:
+    own = identity_ensure(workspace=workspace)
+    if fields["signingKey"] == own.signing_public_key or fields["boxKey"] == own.box_public_key:
+        raise ValidationFailed(f"That card is {workspace.name}'s own; add another workspace.")
+    existing = Contact.objects.filter(
+        workspace=workspace, signing_public_key=fields["signingKey"]
+    ).first()
+    if existing is not None:
+        raise ValidationFailed(
+            f"{existing.name} is already in {workspace.name}'s contacts.", code="duplicate"
+        )
+    with audited(actor=actor, comment=f"Added contact {fields['name']}"):
+        return Contact.objects.create(
+            workspace=workspace,
+            name=fields["name"],
+            remote_workspace=fields["workspace"],
+            box_public_key=fields["boxKey"],
+            signing_public_key=fields["signingKey"],
+            inbox_url=fields["inboxUrl"],
+            added_by=actor,
+        )
+
+
+def contact_get(*, workspace: Workspace, contact_id) -> Contact:
+    contact = None
+    if str(contact_id).isdigit():
+        contact = Contact.objects.filter(workspace=workspace, pk=int(contact_id)).first()
+    if contact is None:
+        raise Http404(f"{workspace.name} has no contact {contact_id}.")
+    return contact

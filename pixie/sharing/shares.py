@@ -1,0 +1,201 @@
+"""Skill shares on top of messages: pack a skill and its closure, review, import.
+
+The rules are pixie.namespace and pixie.skillshare; these functions load the
+workspace's rows, call them, and write the result in one audited transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from catalog.models import SkillRevision, Tool, WorkspaceSkill
+from catalog.services.workspace_skills import skill_create
+from pixie.audit import audited
+from pixie.errors import StateError, ValidationFailed
+from pixie.models import Contact, Membership, Message, ShareImport, Workspace
+from pixie.namespace import closure
+from pixie.permissions import require_owner
+from pixie.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, Outcome, Share, decode, encode, merge
+from pixie.skillshare import unresolved_mentions as find_unresolved
+
+from .inbox import OpenedMessage, message_open
+from .sending import message_send
+
+
+def share_body(*, workspace: Workspace, skill: WorkspaceSkill) -> str:
+    """The message body carrying ``skill`` and every skill it reaches by @-mention."""
+    if skill.workspace_id != workspace.pk:
+        raise ValidationFailed(f"@{skill.slug} is not a skill of {workspace.name}.")
+    if skill.archived_at is not None:
+        raise ValidationFailed(f"@{skill.slug} is archived; only a current skill can be shared.")
+    live = WorkspaceSkill.objects.filter(workspace=workspace, archived_at__isnull=True)
+    skill_slugs = set(live.values_list("slug", flat=True))
+    heads: dict[str, Item] = {}
+
+    def body_of(slug: str) -> str:
+        if len(heads) == MAX_ITEMS:
+            raise ValidationFailed(
+                f"@{skill.slug} reaches more than {MAX_ITEMS - 1} other skills through its "
+                f"mentions; a share carries at most {MAX_ITEMS} skills in all."
+            )
+        head = live.select_related("head").get(slug=slug).head
+        heads[slug] = Item(slug, head.name, head.short_description, head.body)
+        return head.body
+
+    order = closure(skill.slug, body_of, skill_slugs.__contains__)
+    items = [heads[slug] for slug in order]
+    body = encode(items[0], items[1:])
+    if len(body.encode("utf-8")) > MAX_WIRE_BYTES:
+        raise ValidationFailed(
+            f"@{skill.slug} and the skills it mentions are too large to share "
+            f"(at most {MAX_WIRE_BYTES // 1024} KiB in all)."
+        )
+    if decode(body) is None:
+        # The recipient would see plain text, not a share; better to say so now.
+        raise ValidationFailed(f"@{skill.slug} cannot be shared: it breaks the share format.")
+    return body
+
+
+def share_send(*, workspace: Workspace, skill: WorkspaceSkill, contact: Contact, actor) -> Message:
+    require_owner(user=actor, workspace=workspace)
+    body = share_body(workspace=workspace, skill=skill)
+    return message_send(
+        workspace=workspace,
+        contact=contact,
+        body=body,
+        actor=actor,
+        comment=f"Shared skill @{skill.slug} with {contact.name}",
+    )
+
+
+@dataclass
+class Review:
+    opened: OpenedMessage
+    share: Share
+    unresolved: list[str]
+    can_import: bool
+    why_not: str  # why this user cannot import it (a clause), when they cannot
+
+
+def share_review(*, workspace: Workspace, message: Message, role: str | None) -> Review:
+    """Everything the review page shows. Any member may read it; owners may import."""
+    opened = message_open(message=message)
+    if opened.share is None:
+        raise ValidationFailed(f"Message {message.pk} carries no skill share.", code="not_a_share")
+    local = WorkspaceSkill.objects.filter(workspace=workspace).values_list("slug", flat=True)
+    unresolved = find_unresolved(opened.share, set(local), _tool_slugs())
+    why_not = opened.import_refusal
+    if not why_not and role != Membership.Role.OWNER:
+        why_not = f"only an owner of {workspace.name} can import it"
+    return Review(opened, opened.share, unresolved, not why_not, why_not)
+
+
+@dataclass
+class ImportResult:
+    share_import: ShareImport
+    repeated: bool  # True when this message had been imported before: nothing changed
+
+    @property
+    def outcome(self) -> dict:
+        return self.share_import.outcome
+
+
+def share_import(*, workspace: Workspace, message: Message, actor) -> ImportResult:
+    """Merge the share into the workspace's skills; a second import of it is a no-op."""
+    require_owner(user=actor, workspace=workspace)
+    with audited(actor=actor, comment=f"Imported the skill share in message {message.pk}"):
+        # One import or rename at a time per workspace: the merge reads the
+        # whole namespace and must write against the namespace it read.
+        Workspace.objects.select_for_update().get(pk=workspace.pk)
+        locked = Message.objects.select_for_update().get(pk=message.pk, workspace=workspace)
+        previous = ShareImport.objects.filter(message=locked).first()
+        if previous is not None:
+            return ImportResult(previous, repeated=True)
+        opened = message_open(message=locked)
+        if not opened.can_import:
+            raise StateError(f"Message {message.pk} cannot be imported: {opened.import_refusal}.")
+        outcome = merge(opened.share, _LocalSkills(workspace), _tool_slugs())
+        for item in outcome.imported:
+            _create(workspace, item, actor, source=opened.contact.name)
+        record = ShareImport.objects.create(
+            message=locked, workspace=workspace, imported_by=actor, outcome=outcome_dict(outcome)
+        )
+    return ImportResult(record, repeated=False)
+
+
+def _create(workspace: Workspace, item: Item, actor, *, source: str) -> None:
+    try:
+        skill_create(
+            workspace=workspace,
+            slug=item.id,
+            name=item.name,
+            short_description=item.short_description,
+            body=item.detailed_body,
+            actor=actor,
+            enabled=True,
+            advertised=False,
+            origin=SkillRevision.Origin.IMPORT,
+            comment=f"Imported from {source}",
+        )
+    except ValidationFailed as exc:
+        raise ValidationFailed(
+            [f"@{item.id} cannot be imported: {problem}" for problem in exc.problems]
+        ) from None
+
+
+def outcome_dict(outcome: Outcome) -> dict:
+    return {
+        "imported": [
+            {"id": item.id, "name": item.name, "short_description": item.short_description}
+            for item in outcome.imported
+        ],
+        "skipped_identical": list(outcome.skipped_identical),
+        "renames": [{"from": old, "to": new} for old, new in outcome.renames],
+    }
+
+
+def outcome_lines(outcome: dict) -> list[str]:
+    """The summary in words, as the summary page and the API give it."""
+    lines = [
+        f"@{rename['from']} was taken — imported as @{rename['to']}."
+        for rename in outcome["renames"]
+    ]
+    if not outcome["imported"]:
+        lines.insert(0, "Nothing new — you already had all of this.")
+    return lines
+
+
+def _tool_slugs() -> set[str]:
+    return set(Tool.objects.values_list("slug", flat=True))
+
+
+class _LocalSkills(Mapping):
+    """slug -> (name, body) of the workspace's skills, read lazily.
+
+    merge asks whether every candidate slug is taken (a set of slugs answers)
+    but needs the content only of the few incoming slugs that collide, so only
+    those heads are loaded, not thousands of bodies.
+    """
+
+    def __init__(self, workspace: Workspace):
+        self._skills = WorkspaceSkill.objects.filter(workspace=workspace)
+        self._slugs = set(self._skills.values_list("slug", flat=True))
+        self._content: dict[str, tuple[str, str]] = {}
+
+    def __contains__(self, slug: object) -> bool:
+        return slug in self._slugs
+
+    def __getitem__(self, slug: str) -> tuple[str, str]:
+        if slug not in self._slugs:
+            raise KeyError(slug)
+        if slug not in self._content:
+            head = self._skills.select_related("head").get(slug=slug).head
+            self._content[slug] = (head.name, head.body) if head else ("", "")
+        return self._content[slug]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slugs)
+
+    def __len__(self) -> int:
+        return len(self._slugs)

@@ -1,0 +1,224 @@
+"""The sharing API: contacts, messages, shares, review and import, and the public inbox.
+
+Every workspace view resolves the workspace through workspace_for_member (404
+for anyone not a member) and calls one service or selector; services check
+the owner role for every change.
+"""
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.models import WorkspaceSkill
+from catalog.services.workspace_skills import skill_rename
+from pixie import sharing as svc
+from pixie.errors import PixieError, ValidationFailed
+from pixie.models import Contact
+from pixie.permissions import require_owner, workspace_for_member
+
+from .sharing_serializers import (
+    ContactAddSerializer,
+    ContactSerializer,
+    MessageSerializer,
+    OutcomeSerializer,
+    RenameResultSerializer,
+    RenameSerializer,
+    ReviewSerializer,
+    ShareSendSerializer,
+    TextSendSerializer,
+)
+
+
+class InWorkspace:
+    def workspace(self):
+        if not hasattr(self, "_workspace"):
+            self._workspace, self.role = workspace_for_member(
+                user=self.request.user, slug=self.kwargs["workspace"]
+            )
+        return self._workspace
+
+
+def _valid(serializer_class, data) -> dict:
+    """The validated data, or ValidationFailed naming each field that is wrong."""
+    serializer = serializer_class(data=data)
+    if not serializer.is_valid():
+        problems = []
+        for field, errors in serializer.errors.items():
+            said = " ".join(str(error) for error in errors)
+            problems.append(said if field == "non_field_errors" else f"{field}: {said}")
+        raise ValidationFailed(problems)
+    return serializer.validated_data
+
+
+class ContactCard(InWorkspace, APIView):
+    @extend_schema(
+        summary="This workspace's contact card, to give to others", responses=OpenApiTypes.OBJECT
+    )
+    def get(self, request, workspace):
+        return Response(svc.contact_card_export(workspace=self.workspace()))
+
+
+class ContactList(InWorkspace, generics.ListAPIView):
+    serializer_class = ContactSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return Contact.objects.filter(workspace=self.workspace())
+
+    @extend_schema(
+        summary="Add a contact from its card, or a workspace on this server",
+        request=ContactAddSerializer,
+        responses={201: ContactSerializer},
+    )
+    def post(self, request, workspace):
+        data = _valid(ContactAddSerializer, request.data)
+        if "card" in data:
+            contact = svc.contact_card_import(
+                workspace=self.workspace(), card=data["card"], actor=request.user
+            )
+        else:
+            contact = svc.contact_add_local(
+                workspace=self.workspace(), other_slug=data["workspace"], actor=request.user
+            )
+        return Response(ContactSerializer(contact).data, status=status.HTTP_201_CREATED)
+
+
+class MessageList(InWorkspace, generics.ListAPIView):
+    """The inbox and the sent messages, newest first, each opened."""
+
+    serializer_class = MessageSerializer
+
+    def get_queryset(self):
+        return svc.messages_of(self.workspace())
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        opened = svc.messages_open(messages=list(page))
+        return self.get_paginated_response(MessageSerializer(opened, many=True).data)
+
+    @extend_schema(
+        summary="Send a plain message to a contact",
+        request=TextSendSerializer,
+        responses={201: MessageSerializer},
+    )
+    def post(self, request, workspace):
+        data = _valid(TextSendSerializer, request.data)
+        ws = self.workspace()
+        contact = svc.contact_get(workspace=ws, contact_id=data["contact"])
+        message = svc.text_send(
+            workspace=ws, contact=contact, text=data["text"], actor=request.user
+        )
+        return _created(ws, message)
+
+
+class ShareSend(InWorkspace, APIView):
+    @extend_schema(
+        summary="Share a skill (and the skills it mentions) with a contact",
+        request=ShareSendSerializer,
+        responses={201: MessageSerializer},
+    )
+    def post(self, request, workspace):
+        data = _valid(ShareSendSerializer, request.data)
+        ws = self.workspace()
+        contact = svc.contact_get(workspace=ws, contact_id=data["contact"])
+        skill = generics.get_object_or_404(
+            WorkspaceSkill.objects.filter(workspace=ws), slug=data["skill"]
+        )
+        message = svc.share_send(workspace=ws, skill=skill, contact=contact, actor=request.user)
+        return _created(ws, message)
+
+
+def _created(workspace, message) -> Response:
+    message = svc.message_get(workspace=workspace, message_id=message.pk)
+    data = MessageSerializer(svc.message_open(message=message)).data
+    return Response(data, status=status.HTTP_201_CREATED)
+
+
+def _outcome(outcome: dict, *, repeated: bool = False) -> dict:
+    return {**outcome, "lines": svc.outcome_lines(outcome), "repeated": repeated}
+
+
+class ShareReview(InWorkspace, APIView):
+    @extend_schema(
+        summary="A received share, whole, with the mentions nothing here resolves",
+        responses=ReviewSerializer,
+    )
+    def get(self, request, workspace, pk):
+        ws = self.workspace()
+        message = svc.message_get(workspace=ws, message_id=pk)
+        review = svc.share_review(workspace=ws, message=message, role=self.role)
+        share_import = review.opened.share_import
+        data = {
+            "message": review.opened,
+            "items": [
+                {
+                    "id": item.id,
+                    "name": item.name,
+                    "short_description": item.short_description,
+                    "detailed_body": item.detailed_body,
+                }
+                for item in review.share.items
+            ],
+            "unresolved_mentions": review.unresolved,
+            "can_import": review.can_import,
+            "why_not": review.why_not or None,
+            "outcome": _outcome(share_import.outcome) if share_import else None,
+        }
+        return Response(ReviewSerializer(data).data)
+
+
+class ShareImport(InWorkspace, APIView):
+    @extend_schema(
+        summary="Import a received share; importing it again changes nothing",
+        request=None,
+        responses={201: OutcomeSerializer, 200: OutcomeSerializer},
+    )
+    def post(self, request, workspace, pk):
+        ws = self.workspace()
+        message = svc.message_get(workspace=ws, message_id=pk)
+        result = svc.share_import(workspace=ws, message=message, actor=request.user)
+        code = status.HTTP_200_OK if result.repeated else status.HTTP_201_CREATED
+        return Response(_outcome(result.outcome, repeated=result.repeated), status=code)
+
+
+class SkillRename(InWorkspace, APIView):
+    @extend_schema(
+        summary="Rename a skill and rewrite every mention of it in the workspace",
+        request=RenameSerializer,
+        responses=RenameResultSerializer,
+    )
+    def post(self, request, workspace, skill):
+        ws = self.workspace()
+        found = generics.get_object_or_404(WorkspaceSkill.objects.filter(workspace=ws), slug=skill)
+        require_owner(user=request.user, workspace=ws, role=self.role)
+        data = _valid(RenameSerializer, request.data)
+        rewritten = skill_rename(skill=found, new_slug=data["slug"], actor=request.user)
+        return Response({"slug": found.slug, "rewritten": rewritten})
+
+
+@csrf_exempt
+@require_POST
+def inbox(request):
+    """Take a sealed envelope for a workspace here. Its size is checked before it is read.
+
+    A plain Django view: no session, no CSRF token and no authentication; the
+    envelope's seal and signature are its credentials.
+    """
+    limit = settings.PIXIE_INBOX_MAX_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    try:
+        if declared > limit:
+            raise svc.EnvelopeTooLarge(f"An envelope is at most {limit} bytes.")
+        svc.envelope_receive(raw=request.read(limit + 1))
+    except PixieError as exc:
+        return JsonResponse({"code": exc.code, "detail": exc.message}, status=exc.status)
+    return JsonResponse({"status": "accepted"}, status=status.HTTP_202_ACCEPTED)

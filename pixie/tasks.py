@@ -1,0 +1,23 @@
+"""Celery tasks for sharing: thin callers of services, safe to run twice."""
+
+from celery import shared_task
+from django.conf import settings
+
+from pixie.sharing.delivery import DeliveryDeferred, message_deliver
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(DeliveryDeferred,),
+    retry_backoff=5,
+    retry_backoff_max=600,
+    retry_jitter=True,
+    max_retries=settings.PIXIE_DELIVERY_MAX_RETRIES,
+)
+def deliver_message(self, message_pk: int) -> str:
+    # In-process (eager) runs retry with no wait in between, which would only
+    # hammer the recipient; one attempt, then the owner can retry from the outbox.
+    final_attempt = self.request.is_eager or self.request.retries >= self.max_retries
+    return message_deliver(message_pk=message_pk, final_attempt=final_attempt)

@@ -1,0 +1,99 @@
+"""A workspace promotes an agent's hand-built assembly to a bundle and installs it elsewhere."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from agents.models import Agent, AgentSkill
+from agents.promote import assembly_promote
+from agents.selectors import composed_prompt
+from catalog.models import BundleVersion, Status, WorkspaceSkill
+from catalog.services.plans import plan_create
+from catalog.services.workspace_skills import skill_create, skill_edit
+from pixie.errors import PermissionRefused, ValidationFailed
+from tests.factories import make_workspace
+from tests.plans.flow import approve_and_apply, install
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def assembled(acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks):
+    """Collections agent: the AR bundle, one skill edited, one override, one local skill."""
+    collections = agents[0]
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, [collections])
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
+    AgentSkill.objects.filter(agent=collections, skill=chase).update(pinned_revision=None)
+    local = skill_create(
+        workspace=acme, slug="month-end", name="Month end", short_description="Close the month.",
+        body="At month end, list open invoices with @query-ledger and chase with @invoice-chase.",
+        actor=owner,
+    )  # fmt: skip
+    AgentSkill.objects.create(
+        agent=collections, skill=local, position=10, pinned_revision=local.head
+    )
+    take = AgentSkill.objects.get(agent=collections, skill__slug="take-payment")
+    from agents.services import agent_skill_override
+
+    agent_skill_override(attachment=take, body="Never take a payment on Fridays.", actor=owner)
+    return collections
+
+
+def test_promoting_and_installing_elsewhere_gives_the_same_composed_prompt(
+    assembled, owner, django_capture_on_commit_callbacks
+):
+    published = assembly_promote(
+        agent=assembled, actor=owner, slug="acme-collections", name="Acme collections"
+    )
+    assert published.status == Status.PUBLISHED
+    assert published.bundle.publisher.workspace.slug == "acme"
+    assert {h.host for h in published.hosts.all()} == {"ledger.example.com"}
+    assert {c.name for c in published.credentials.all()} == {"LEDGER_API_TOKEN"}
+    rules = {a["operation"] for e in published.skills.all() for a in e.skill_version.approvals}
+    assert "apply-credit-note" in rules
+
+    globex = make_workspace("globex", owner=owner)
+    other = Agent.objects.create(workspace=globex, slug="closer", name="Closer")
+    plan = plan_create(
+        workspace=globex, kind="install", bundle_version=published, actor=owner, agents=[other]
+    )
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    before = [(p.slug, p.body) for p in composed_prompt(assembled).parts]
+    after = [(p.slug, p.body) for p in composed_prompt(other).parts]
+    assert after == before
+    assert composed_prompt(other).unresolved == []
+
+
+def test_promote_refuses_bad_input_and_members(assembled, owner, member):
+    with pytest.raises(PermissionRefused):
+        assembly_promote(agent=assembled, actor=member, slug="kit", name="Kit")
+    with pytest.raises(ValidationFailed) as refused:
+        assembly_promote(agent=assembled, actor=owner, slug="Bad Slug", name="", version="one")
+    assert len(refused.value.problems) == 3
+    assert not BundleVersion.objects.filter(bundle__slug="kit").exists()
+
+
+def test_owner_promotes_from_the_agent_page_and_the_api(assembled, owner):
+    owner.is_staff = True
+    owner.save()
+    browser = Client()
+    browser.force_login(owner)
+    url = reverse("admin:agents_agent_promote", args=[assembled.pk])
+    response = browser.post(url, {"slug": "kit", "name": "Kit", "version": "1.0.0"}, follow=True)
+    assert "Published Kit 1.0.0 from the skills of Collections agent" in response.content.decode()
+    api = APIClient()
+    api.force_authenticate(owner)
+    response = api.post(
+        "/api/workspaces/acme/agents/collections/promote/",
+        {"slug": "kit", "name": "Kit", "version": "1.0.0"},
+        format="json",
+    )
+    assert response.status_code == 400 and "already exists" in str(response.json())
+    response = api.post(
+        "/api/workspaces/acme/agents/collections/promote/",
+        {"slug": "kit", "name": "Kit", "version": "1.1.0"},
+        format="json",
+    )
+    assert response.status_code == 201 and response.json()["status"] == "published"

@@ -1,0 +1,306 @@
+"""Sharing through the REST API, as a script acting for each owner would."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from catalog.models import WorkspaceSkill
+from pixie.models import Contact, Message
+from tests.factories import make_user, make_workspace
+
+from .conftest import BETA_MEETING_PREP, add_skill, skills_of
+
+pytestmark = pytest.mark.django_db
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def ann_api(ann):
+    return api_for(ann)
+
+
+@pytest.fixture
+def bob_api(bob):
+    return api_for(bob)
+
+
+def test_two_owners_connect_share_review_and_import_through_the_api(
+    ann_api,
+    bob_api,
+    alpha,
+    beta,
+    daily_brief,
+    beta_meeting_prep,
+    django_capture_on_commit_callbacks,
+):
+    # Ann adds Beta by its slug; Bob adds Alpha from the card Ann gives him.
+    added = ann_api.post("/api/workspaces/alpha/contacts/", {"workspace": "beta"}, format="json")
+    assert added.status_code == 201, added.json()
+    beta_contact = added.json()
+    assert beta_contact["name"] == "Beta" and len(beta_contact["fingerprint"]) == 24
+    card = ann_api.get("/api/workspaces/alpha/card/").json()
+    assert set(card["pixie_contact_card"]) == {
+        "name",
+        "workspace",
+        "boxKey",
+        "signingKey",
+        "inboxUrl",
+    }
+    assert (
+        bob_api.post("/api/workspaces/beta/contacts/", {"card": card}, format="json").status_code
+        == 201
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = ann_api.post(
+            "/api/workspaces/alpha/shares/",
+            {"contact": beta_contact["id"], "skill": "daily-brief"},
+            format="json",
+        )
+    assert sent.status_code == 201, sent.json()
+    assert sent.json()["kind"] == "share" and sent.json()["sender"] == "self"
+    outbox = ann_api.get("/api/workspaces/alpha/messages/").json()["results"]
+    assert [(m["direction"], m["delivery"], m["correspondent"]) for m in outbox] == [
+        ("out", "delivered", "To Beta")
+    ]
+
+    (received,) = bob_api.get("/api/workspaces/beta/messages/").json()["results"]
+    assert received["correspondent"] == "From Alpha"
+    assert received["share"] == {
+        "skill": {
+            "id": "daily-brief",
+            "name": "Daily Brief",
+            "short_description": "A one-page brief of the day.",
+        },
+        "linked_skills": 1,
+    }
+    assert received["can_import"] is True and received["text"] is None
+
+    review = bob_api.get(f"/api/workspaces/beta/messages/{received['id']}/review/").json()
+    assert [item["id"] for item in review["items"]] == ["daily-brief", "meeting-prep"]
+    assert review["unresolved_mentions"] == ["weather-report"]
+    assert review["can_import"] is True and review["outcome"] is None
+
+    imported = bob_api.post(f"/api/workspaces/beta/messages/{received['id']}/import/")
+    assert imported.status_code == 201
+    outcome = imported.json()
+    assert outcome["renames"] == [{"from": "meeting-prep", "to": "meeting-prep-2"}]
+    assert [item["id"] for item in outcome["imported"]] == ["daily-brief", "meeting-prep-2"]
+    assert outcome["lines"] == ["@meeting-prep was taken — imported as @meeting-prep-2."]
+    assert outcome["repeated"] is False
+
+    again = bob_api.post(f"/api/workspaces/beta/messages/{received['id']}/import/")
+    assert again.status_code == 200
+    assert again.json() == {**outcome, "repeated": True}
+    skills = skills_of(beta)
+    assert sorted(skills) == ["daily-brief", "meeting-prep", "meeting-prep-2"]
+    assert skills["meeting-prep"].head.body == BETA_MEETING_PREP
+    assert "@meeting-prep-2" in skills["daily-brief"].head.body
+
+
+def test_plain_messages_travel_the_same_way(
+    ann_api, bob_api, contacts, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = ann_api.post(
+            "/api/workspaces/alpha/messages/",
+            {"contact": contacts["beta_at_alpha"].pk, "text": "See you at ten."},
+            format="json",
+        )
+    assert sent.status_code == 201
+    (received,) = bob_api.get("/api/workspaces/beta/messages/").json()["results"]
+    assert (received["kind"], received["text"], received["share"]) == (
+        "text",
+        "See you at ten.",
+        None,
+    )
+    review = bob_api.get(f"/api/workspaces/beta/messages/{received['id']}/review/")
+    assert review.status_code == 400
+    assert review.json()["code"] == "not_a_share"
+
+
+def test_a_member_may_read_but_not_import_or_send(
+    mia, beta, daily_brief, contacts, send_share, ann
+):
+    send_share(daily_brief, contacts["beta_at_alpha"], ann)
+    member = api_for(mia)
+    (received,) = member.get("/api/workspaces/beta/messages/").json()["results"]
+    review = member.get(f"/api/workspaces/beta/messages/{received['id']}/review/").json()
+    assert review["can_import"] is False
+    assert review["why_not"] == "only an owner of Beta can import it"
+    refused = member.post(f"/api/workspaces/beta/messages/{received['id']}/import/")
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "owner_required"
+    contact = contacts["alpha_at_beta"].pk
+    for url, data in [
+        ("/api/workspaces/beta/messages/", {"contact": contact, "text": "hi"}),
+        ("/api/workspaces/beta/contacts/", {"workspace": "alpha"}),
+    ]:
+        assert member.post(url, data, format="json").status_code == 403
+    assert not WorkspaceSkill.objects.filter(workspace=beta).exists()
+    assert Message.objects.filter(workspace=beta).count() == 1
+
+
+def test_outsiders_get_not_found_for_every_workspace_endpoint(
+    beta, daily_brief, contacts, send_share, ann
+):
+    send_share(daily_brief, contacts["beta_at_alpha"], ann)
+    pk = Message.objects.get(workspace=beta).pk
+    outsider = api_for(make_user("eve"))
+    for url in [
+        "/api/workspaces/beta/card/",
+        "/api/workspaces/beta/contacts/",
+        "/api/workspaces/beta/messages/",
+        f"/api/workspaces/beta/messages/{pk}/review/",
+    ]:
+        assert outsider.get(url).status_code == 404
+    assert outsider.post(f"/api/workspaces/beta/messages/{pk}/import/").status_code == 404
+    # Another workspace's message id is not found through one's own workspace either.
+    assert api_for(ann).get(f"/api/workspaces/alpha/messages/{pk}/review/").status_code == 404
+    assert APIClient().get("/api/workspaces/beta/messages/").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("data", "status", "says"),
+    [
+        ({}, 400, "contact: This field is required.; skill: This field is required."),
+        ({"contact": "abc", "skill": "daily-brief"}, 400, "contact: A valid integer is required."),
+        ({"contact": 999, "skill": "daily-brief"}, 404, "Alpha has no contact 999."),
+        ({"contact": None, "skill": "nope"}, 400, "contact: This field may not be null."),
+    ],
+)
+def test_bad_share_requests_say_what_is_wrong_and_send_nothing(
+    ann_api, daily_brief, contacts, data, status, says
+):
+    response = ann_api.post("/api/workspaces/alpha/shares/", data, format="json")
+    assert response.status_code == status
+    assert response.json()["detail"] == says
+    assert not Message.objects.exists()
+
+
+def test_sharing_a_skill_of_another_workspace_is_not_found(ann_api, bob, beta, contacts):
+    add_skill(beta, bob, "secret-plan", "Bob's own.")
+    response = ann_api.post(
+        "/api/workspaces/alpha/shares/",
+        {"contact": contacts["beta_at_alpha"].pk, "skill": "secret-plan"},
+        format="json",
+    )
+    assert response.status_code == 404
+    assert not Message.objects.exists()
+
+
+def test_a_skill_reaching_more_than_eleven_others_is_too_big_to_share(
+    ann_api, ann, alpha, contacts
+):
+    for i in range(13):
+        add_skill(alpha, ann, f"step-{i}", f"Then @step-{i + 1}." if i < 12 else "Done.")
+    response = ann_api.post(
+        "/api/workspaces/alpha/shares/",
+        {"contact": contacts["beta_at_alpha"].pk, "skill": "step-0"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        "@step-0 reaches more than 11 other skills through its mentions; "
+        "a share carries at most 12 skills in all."
+    )
+    assert not Message.objects.exists()
+
+
+def test_bad_cards_are_refused_naming_each_problem(ann_api, alpha):
+    card = {
+        "pixie_contact_card": {
+            "name": "",
+            "workspace": "Bad Slug",
+            "boxKey": "x",
+            "signingKey": "y",
+            "inboxUrl": "https://evil.example/steal",
+        }
+    }
+    response = ann_api.post("/api/workspaces/alpha/contacts/", {"card": card}, format="json")
+    assert response.status_code == 400
+    assert response.json()["problems"] == [
+        "contact card: name must be text of 1 to 80 characters",
+        "contact card: workspace must be a workspace slug",
+        "contact card: boxKey must be a 32-byte public key in base64",
+        "contact card: signingKey must be a 32-byte public key in base64",
+        "contact card: inboxUrl must be a Pixie inbox, ending in /api/inbox/",
+    ]
+    for bad in ["{", {"other": 1}, {"card": card, "workspace": "beta"}]:
+        body = {"card": bad} if not isinstance(bad, dict) or "card" not in bad else bad
+        assert (
+            ann_api.post("/api/workspaces/alpha/contacts/", body, format="json").status_code == 400
+        )
+    assert not Contact.objects.exists()
+
+
+def test_plain_http_inboxes_are_refused_in_production(ann_api, settings, alpha, beta):
+    settings.PIXIE_ALLOW_HTTP_INBOX = False
+    card = api_for(beta.memberships.get(role="owner").user).get("/api/workspaces/beta/card/").json()
+    response = ann_api.post("/api/workspaces/alpha/contacts/", {"card": card}, format="json")
+    assert response.json()["problems"] == ["contact card: inboxUrl must be an https:// URL"]
+
+
+def test_a_workspace_cannot_add_itself_or_the_same_contact_twice(ann_api, alpha, beta):
+    own = ann_api.get("/api/workspaces/alpha/card/").json()
+    response = ann_api.post("/api/workspaces/alpha/contacts/", {"card": own}, format="json")
+    assert response.json()["detail"] == "That card is Alpha's own; add another workspace."
+    assert (
+        ann_api.post(
+            "/api/workspaces/alpha/contacts/", {"workspace": "beta"}, format="json"
+        ).status_code
+        == 201
+    )
+    twice = ann_api.post("/api/workspaces/alpha/contacts/", {"workspace": "beta"}, format="json")
+    assert (twice.status_code, twice.json()["detail"]) == (
+        400,
+        "Beta is already in Alpha's contacts.",
+    )
+    nowhere = ann_api.post(
+        "/api/workspaces/alpha/contacts/", {"workspace": "nowhere"}, format="json"
+    )
+    assert nowhere.json()["detail"] == "There is no workspace 'nowhere' on this server."
+
+
+def test_renaming_through_the_api_rewrites_mentions_and_refuses_taken_slugs(
+    ann_api, alpha, daily_brief
+):
+    renamed = ann_api.post(
+        "/api/workspaces/alpha/skills/meeting-prep/rename/", {"slug": "prep-meeting"}, format="json"
+    )
+    assert renamed.json() == {"slug": "prep-meeting", "rewritten": ["daily-brief"]}
+    assert "@prep-meeting" in skills_of(alpha)["daily-brief"].head.body
+    for slug, says in [
+        ("read-calendar", "@read-calendar is already taken (by a skill or a tool)"),
+        ("Not A Slug", "'Not A Slug' is not a valid slug"),
+    ]:
+        response = ann_api.post(
+            "/api/workspaces/alpha/skills/prep-meeting/rename/", {"slug": slug}, format="json"
+        )
+        assert (response.status_code, response.json()["detail"]) == (400, says)
+    assert sorted(skills_of(alpha)) == ["daily-brief", "prep-meeting"]
+
+
+def test_a_member_cannot_rename(alpha, daily_brief):
+    member = make_user("max")
+    alpha.memberships.create(user=member, role="member")
+    response = api_for(member).post(
+        "/api/workspaces/alpha/skills/meeting-prep/rename/", {"slug": "x"}, format="json"
+    )
+    assert response.status_code == 403
+    assert sorted(skills_of(alpha)) == ["daily-brief", "meeting-prep"]
+
+
+def test_the_schema_documents_the_sharing_endpoints(ann_api):
+    schema = ann_api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert "/api/workspaces/{workspace}/shares/" in schema["paths"]
+    assert "/api/workspaces/{workspace}/messages/{id}/import/" in schema["paths"]
+
+
+def test_an_unrelated_workspace_is_not_affected(ann_api, alpha, daily_brief):
+    make_workspace("gamma")
+    assert ann_api.get("/api/workspaces/gamma/messages/").status_code == 404
