@@ -6,8 +6,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.api.workspace_serializers import StrictSerializer
-from catalog.api.workspace_views import InWorkspace
 from catalog.models import WorkspaceSkill
+from pixie.api import InWorkspace
 
 from . import selectors, services
 from .models import Agent, AgentSkill, Turn

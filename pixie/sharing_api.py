@@ -18,9 +18,10 @@ from rest_framework.views import APIView
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
 from pixie import sharing as svc
+from pixie.api import InWorkspace
 from pixie.errors import PixieError, ValidationFailed
 from pixie.models import Contact
-from pixie.permissions import require_owner, workspace_for_member
+from pixie.permissions import require_owner
 
 from .sharing_serializers import (
     ContactAddSerializer,
@@ -33,15 +34,6 @@ from .sharing_serializers import (
     ShareSendSerializer,
     TextSendSerializer,
 )
-
-
-class InWorkspace:
-    def workspace(self):
-        if not hasattr(self, "_workspace"):
-            self._workspace, self.role = workspace_for_member(
-                user=self.request.user, slug=self.kwargs["workspace"]
-            )
-        return self._workspace
 
 
 def _valid(serializer_class, data) -> dict:

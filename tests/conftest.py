@@ -1,4 +1,5 @@
 import pytest
+from django.core.management import call_command
 
 from pixie.celery import app as celery_app
 
@@ -97,3 +98,46 @@ def _forget_broker_connections():
         celery_app.amqp._producer_pool = None
         # An in-process worker narrows the app's queues to its own; forget that too.
         celery_app.amqp.__dict__.pop("queues", None)
+
+
+# The demo workspace's people and the demo catalog, as the plans and agents tests use them.
+
+
+@pytest.fixture
+def demo_catalog(db):
+    from catalog.models import BundleVersion
+
+    for folder in ("accounts-receivable-2.1.0", "accounts-receivable-2.2.0"):
+        call_command("bundle_load", f"catalog/demo/{folder}", "--publish")
+    return {v.version: v for v in BundleVersion.objects.filter(bundle__slug="accounts-receivable")}
+
+
+@pytest.fixture
+def owner(db):
+    from tests.factories import make_user
+
+    return make_user("owen")
+
+
+@pytest.fixture
+def member(db):
+    from tests.factories import make_user
+
+    return make_user("mia")
+
+
+@pytest.fixture
+def acme(owner, member):
+    from tests.factories import make_workspace
+
+    return make_workspace("acme", owner=owner, members=[member])
+
+
+@pytest.fixture
+def agents(acme):
+    from agents.models import Agent
+
+    return [
+        Agent.objects.create(workspace=acme, slug="collections", name="Collections agent"),
+        Agent.objects.create(workspace=acme, slug="front-desk", name="Front desk agent"),
+    ]

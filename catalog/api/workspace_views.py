@@ -16,8 +16,9 @@ from catalog.services.repoint import repoint_create
 from catalog.services.workspace_skills import skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from egress.services import credential_confirm
+from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
-from pixie.permissions import require_owner, workspace_for_member
+from pixie.permissions import require_owner
 
 from .workspace_serializers import (
     CredentialSerializer,
@@ -30,15 +31,6 @@ from .workspace_serializers import (
     SkillEditSerializer,
     SkillSerializer,
 )
-
-
-class InWorkspace:
-    def workspace(self):
-        if not hasattr(self, "_workspace"):
-            self._workspace, self.role = workspace_for_member(
-                user=self.request.user, slug=self.kwargs["workspace"]
-            )
-        return self._workspace
 
 
 def plans_of(workspace):
