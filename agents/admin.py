@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pixie.admin_scoping import ReadOnlyInline, WorkspaceScopedAdmin
+from pixie.admin_scoping import ReadOnlyInline, ServiceManagedAdmin, WorkspaceScopedAdmin
 
 from .admin_pages import agent_page_urls
 from .models import Agent, AgentSkill, Turn, TurnSkill
@@ -52,20 +52,19 @@ class TurnSkillInline(ReadOnlyInline):
     @admin.display(description="Revision it ran")
     def skill_revision(self, obj):
         url = reverse(
-            "admin:catalog_workspaceskill_revision",
+            "admin:catalog_workspaceskill_text",
             args=[obj.revision.skill_id, obj.revision.number],
         )
         return format_html('<a href="{}">{}</a>', url, obj.revision)
 
 
 @admin.register(Turn)
-class TurnAdmin(WorkspaceScopedAdmin):
+class TurnAdmin(ServiceManagedAdmin):
+    """Turns are history: written by turn_start, never edited or deleted here."""
+
     workspace_field = "agent__workspace"
     list_display = ["__str__", "agent", "outcome", "started_at", "finished_at"]
     list_filter = ["outcome"]
     list_select_related = ["agent__workspace"]
     inlines = [TurnSkillInline]
     readonly_fields = ["agent", "outcome", "started_at", "finished_at"]
-
-    def has_change_permission(self, request, obj=None):
-        return False

@@ -111,7 +111,7 @@ def skill_edit_urls(model_admin):
         path(
             "<int:skill_id>/revision/<int:number>/",
             view(revision_view),
-            name="catalog_workspaceskill_revision",
+            name="catalog_workspaceskill_text",
         ),
         path(
             "<int:skill_id>/advertise/",

@@ -6,6 +6,7 @@ they belong to, read-only: changes go through services and their own pages
 """
 
 from django.contrib import admin
+from django.http import Http404
 from reversion.admin import VersionAdmin
 
 
@@ -33,6 +34,10 @@ class WorkspaceScopedAdmin(VersionAdmin):
         if request.user.is_superuser:
             return True
         return bool(request.user.is_active and member_workspace_ids(request.user))
+
+    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
+        # Another workspace's object is simply not there: 404, not a hint-bearing redirect.
+        raise Http404(f"No {opts.verbose_name} {object_id}.")
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)

@@ -1,0 +1,300 @@
+"""Every admin page and API endpoint x every kind of user: the allow/deny each expects.
+
+The URL patterns are enumerated, so an endpoint added without a row here fails
+the suite. Refused requests change nothing.
+"""
+
+import hashlib
+import json
+
+import pytest
+from django.apps import apps
+from django.db import transaction
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.reliability.urls import ADMIN_MODEL_VIEW, all_patterns, fill
+from tests.reliability.world import ROLES, build_world
+
+pytestmark = pytest.mark.django_db
+
+OUR_APPS = ["pixie", "catalog", "agents", "egress"]
+OK = "2xx"
+# role -> expected status, for each kind of page or endpoint
+NOBODY = {"anonymous": 302, "inactive": 302}
+
+
+def _row(**statuses):
+    return {**NOBODY, **statuses}
+
+
+ADMIN_KINDS = {
+    "any_staff": _row(stranger=200, member=200, owner=200, staff=200, superuser=200),
+    # Superusers meet the operator pages' own limits (no adding tools, no deleting
+    # what is published), so only "no server error" is asked of them here.
+    "operator": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
+    "reversion": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
+    "ws_list": _row(stranger=200, member=200, owner=200, staff=403, superuser=200),
+    "ws_object": _row(stranger=404, member=200, owner=200, staff=403, superuser=200),
+    "ws_write": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
+    "member_page": _row(stranger=404, member=200, owner=200, staff=404, superuser=200),
+    "members_only": _row(stranger=404, member=200, owner=200, staff=404, superuser=404),
+    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, superuser=404),
+    "post_only": _row(stranger=405, member=405, owner=405, staff=405, superuser=405),
+    "redirect": _row(stranger=302, member=302, owner=302, staff=302, superuser=302),
+    "summary": _row(stranger=404, member=302, owner=302, staff=404, superuser=302),
+    "login": {**{r: 302 for r in ROLES}, "anonymous": 200, "inactive": 200},
+    "logout": _row(stranger=405, member=405, owner=405, staff=405, superuser=405),
+    "autocomplete": _row(stranger=403, member=403, owner=403, staff=403, superuser=403),
+}
+ADMIN_NAMED = {
+    "index": "any_staff",
+    "login": "login",
+    "logout": "logout",
+    "password_change": "any_staff",
+    "password_change_done": "any_staff",
+    "jsi18n": "any_staff",
+    "autocomplete": "autocomplete",
+    "catalog_plan_ask": "any_staff",
+    "pixie_contact_add_card": "any_staff",
+    "pixie_contact_add_local": "any_staff",
+    "pixie_contact_our_card": "any_staff",
+    "catalog_plan_review": "member_page",
+    "catalog_plan_status": "member_page",
+    "catalog_workspaceskill_text": "member_page",
+    "pixie_workspace_dashboard": "members_only",
+    "catalog_workspaceskill_share": "member_page",
+    "catalog_workspaceskill_rename": "member_page",
+    "agents_agent_skills": "member_page",
+    "agents_agent_prompt": "member_page",
+    "agents_agent_menu": "member_page",
+    "pixie_message_review": "member_page",
+    "pixie_contact_message": "member_page",
+    "pixie_message_summary": "summary",
+    "catalog_workspaceskill_edit": "owner_page",
+    "agents_agent_promote": "owner_page",
+    "catalog_plan_approve": "post_only",
+    "catalog_plan_reject": "post_only",
+    "catalog_plan_choices": "post_only",
+    "catalog_plan_repoint": "post_only",
+    "catalog_installation_repoint": "post_only",
+    "catalog_workspaceskill_advertise": "post_only",
+    "agents_agent_skills_change": "post_only",
+    "pixie_message_import": "post_only",
+    "catalog_plan_change": "redirect",
+}
+OPERATOR_MODELS = {
+    "auth.group", "auth.user", "authtoken.tokenproxy", "catalog.publisher", "catalog.tool",
+    "catalog.skillpackage", "catalog.skillversion", "catalog.bundle", "catalog.bundleversion",
+}  # fmt: skip
+NOT_CHECKED = {
+    "view_on_site": "the admin's object shortcut; it redirects to the object's own page",
+    "app_list": "an app's index lists only the models the user may see",
+}
+
+
+def admin_kind(route: str, name: str | None) -> str | None:
+    if name in ADMIN_NAMED:
+        return ADMIN_NAMED[name]
+    match = ADMIN_MODEL_VIEW.match(name or "")
+    if not match:
+        return None
+    label = f"{match['app']}.{match['model']}"
+    view = match["view"]
+    if label in OPERATOR_MODELS:
+        return "operator"
+    if view in ("recoverlist", "recover"):
+        return "reversion"
+    if view == "revision":  # one version in an object's history
+        return "ws_object"
+    if view == "changelist":
+        return "ws_list"
+    if view in ("change", "history"):
+        return "ws_object"
+    if view in ("add", "delete"):
+        return "ws_write"
+    return None
+
+
+def digest() -> str:
+    rows = {
+        model._meta.label: sorted(
+            json.dumps(r, sort_keys=True, default=str) for r in model.objects.values()
+        )
+        for app in OUR_APPS
+        for model in apps.get_app_config(app).get_models()
+    }
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+@pytest.fixture
+def world(demo_catalog, django_capture_on_commit_callbacks):
+    return build_world(demo_catalog, django_capture_on_commit_callbacks)
+
+
+def matches(expected, status: int) -> bool:
+    if expected is None:
+        return status < 500
+    if expected == OK:
+        return 200 <= status < 300
+    return status == expected
+
+
+def test_every_admin_url_has_a_row():
+    missing = []
+    for route, name in all_patterns():
+        if not route.startswith("admin/") or name in NOT_CHECKED or name is None:
+            continue
+        if admin_kind(route, name) is None:
+            missing.append(f"{route} ({name})")
+    assert missing == [], "admin URLs without a permission row: " + ", ".join(missing)
+
+
+def test_admin_pages_allow_and_deny_as_expected(world):
+    failures = []
+    before = digest()
+    for route, name in all_patterns():
+        if not route.startswith("admin/") or name in NOT_CHECKED or name is None:
+            continue
+        url = fill(route, name, world)
+        if url is None:
+            failures.append(f"no object to build {route}")
+            continue
+        expected = ADMIN_KINDS[admin_kind(route, name)]
+        for role in ROLES:
+            client = Client()
+            if role != "anonymous":
+                client.force_login(world.users[role])
+            status = client.get(url).status_code
+            if not matches(expected[role], status):
+                failures.append(f"{role} GET {url}: {status}, expected {expected[role]}")
+    assert failures == [], "\n".join(failures)
+    assert digest() == before
+
+
+# The API: tokens for everyone who has one (an inactive user's token is refused).
+
+API_READ = {"anonymous": 401, "inactive": 401, "stranger": 404, "member": 200, "owner": 200,
+            "staff": 404, "superuser": 404}  # fmt: skip
+API_OWNER = {**API_READ, "member": 403, "owner": OK}
+API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
+API_CATALOG = {**{r: 200 for r in ROLES}, "anonymous": 401, "inactive": 401}
+API_INBOX = {r: 400 for r in ROLES}
+
+
+def _w(world):
+    return world.ids
+
+
+# name -> [(method, expectation, body or None)]; bodies are valid, so an allowed
+# request really does what it says, and a refused one would have changed something.
+API_ROWS = {
+    "bundle-list": [("get", API_CATALOG, None)],
+    "bundle-detail": [("get", API_CATALOG, None)],
+    "bundle-version-detail": [("get", API_CATALOG, None)],
+    "schema": [("get", API_CATALOG, None)],
+    "swagger-ui": [("get", API_CATALOG, None)],
+    "sharing-inbox": [("post", API_INBOX, {"envelope": "not a sealed envelope"})],
+    "plan-list": [
+        ("get", API_READ, None),
+        ("post", API_OWNER, {"kind": "uninstall", "bundle": "accounts-receivable"}),
+    ],
+    "plan-detail": [("get", API_READ, None)],
+    "plan-approve": [("post", API_OWNER, {})],
+    "plan-reject": [("post", API_OWNER, {"reason": "Not now"})],
+    "skill-list": [("get", API_READ, None)],
+    "skill-detail": [("get", API_READ, None), ("patch", API_OWNER, {"body": "New words."})],
+    "skill-stats": [("get", API_READ, None)],
+    "skill-rename": [("post", API_OWNER, {"slug": "chase-invoices"})],
+    "egress-rule-list": [("get", API_READ, None)],
+    "credential-list": [("get", API_READ, None)],
+    "credential-confirm": [("post", API_OWNER, {})],
+    "installation-list": [("get", API_READ, None)],
+    "agent-list": [("get", API_READ, None)],
+    "agent-detail": [("get", API_READ, None)],
+    "agent-skills": [("post", API_OWNER, {"skill": "month-end"})],
+    "agent-skill-detail": [("patch", API_OWNER, {"enabled": False}), ("delete", API_OWNER, None)],
+    "agent-prompt": [("get", API_READ, None)],
+    "agent-menu": [("get", API_READ, None)],
+    "agent-turns": [("post", API_MEMBER_WRITE, {})],
+    "agent-promote": [("post", API_OWNER, {"slug": "kit", "name": "Kit"})],
+    "turn-detail": [("get", API_READ, None)],
+    "turn-finish": [("post", API_MEMBER_WRITE, {"outcome": "succeeded"})],
+    "contact-card": [("get", API_READ, None)],
+    "contact-list": [("get", API_READ, None)],
+    "message-list": [("get", API_READ, None), ("post", API_OWNER, "text")],
+    "share-send": [("post", API_OWNER, "share")],
+    "share-review": [("get", API_READ, None)],
+    "share-import": [("post", API_OWNER, {})],
+}
+
+
+def _body(body, world):
+    if body == "text":
+        return {"contact": world.ids["contact"], "text": "Hello from Acme"}
+    if body == "share":
+        return {"contact": world.ids["contact"], "skill": "invoice-chase"}
+    return body
+
+
+def test_every_api_endpoint_has_a_row():
+    names = {name for route, name in all_patterns() if route.startswith("api/")}
+    assert sorted(names - set(API_ROWS)) == []
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_api_endpoints_allow_and_deny_as_expected(role, world):
+    from django.urls import reverse
+
+    failures = []
+    routes = {name: route for route, name in all_patterns() if route.startswith("api/")}
+    for name, requests in API_ROWS.items():
+        url = fill(routes[name], name, world)
+        for method, expected, body in requests:
+            client = APIClient()
+            if role != "anonymous":
+                client.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens[role]}")
+            # Each request meets the same world: what it changes is rolled back after.
+            with transaction.atomic():
+                before = digest()
+                response = getattr(client, method)(url, _body(body, world), format="json")
+                changed = digest() != before
+                transaction.set_rollback(True)
+            allowed = 200 <= response.status_code < 300
+            if not matches(expected[role], response.status_code):
+                failures.append(f"{method.upper()} {url}: {response.status_code}, expected "
+                                f"{expected[role]} ({response.content[:200]!r})")  # fmt: skip
+            if not allowed and changed:
+                failures.append(f"refused {method.upper()} {url} changed the database")
+            if allowed and method != "get" and not changed:
+                failures.append(f"allowed {method.upper()} {url} changed nothing")
+            refused_json = not allowed and "json" in response.get("Content-Type", "")
+            if refused_json and not response.json():
+                failures.append(f"{method.upper()} {url}: refusal without a message")
+    assert reverse("plan-list", kwargs={"workspace": "acme"})
+    assert failures == [], "\n".join(failures)
+
+
+ADMIN_POSTS = [
+    ("catalog_plan_approve", {}),
+    ("catalog_plan_reject", {"reason": "No"}),
+    ("catalog_plan_choices", {}),
+    ("catalog_workspaceskill_advertise", {"advertised": "0"}),
+    ("catalog_workspaceskill_edit", {"name": "X", "body": "Y"}),
+    ("agents_agent_skills_change", {"action": "toggle"}),
+    ("agents_agent_promote", {"slug": "kit", "name": "Kit", "version": "1.0.0"}),
+    ("catalog_installation_repoint", {}),
+    ("pixie_message_import", {}),
+    ("catalog_workspaceskill_rename", {"slug": "renamed"}),
+]
+
+
+def test_admin_posts_without_a_csrf_token_are_refused_and_change_nothing(world):
+    routes = {name: route for route, name in all_patterns() if route.startswith("admin/")}
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world.users["owner"])
+    before = digest()
+    for name, data in ADMIN_POSTS:
+        url = fill(routes[name], name, world)
+        assert client.post(url, data).status_code == 403, url
+    assert digest() == before

@@ -1,0 +1,94 @@
+"""A small world for permission and secrets tests: two workspaces, every kind of row,
+and one user for each role that asks."""
+
+from dataclasses import dataclass
+
+import reversion
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from rest_framework.authtoken.models import Token
+
+from agents.models import Agent, AgentSkill
+from agents.services import turn_start
+from catalog.models import Installation, Plan, WorkspaceSkill
+from catalog.services.plans import plan_create
+from catalog.services.workspace_skills import skill_create
+from egress.models import CredentialRequirement, EgressRule
+from pixie import sharing
+from pixie.models import Membership, Message, Workspace
+from pixie.sharing.delivery import message_deliver
+from tests.plans.flow import install
+
+ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "superuser"]
+
+
+@dataclass
+class World:
+    acme: Workspace
+    users: dict
+    tokens: dict
+    ids: dict
+
+
+def build_world(demo_catalog, capture) -> World:
+    User = get_user_model()
+    users = {
+        "inactive": User.objects.create_user("ina", password="pw-inactive-1", is_active=False),
+        "stranger": User.objects.create_user("sam", password="pw-stranger-1", is_staff=True),
+        "member": User.objects.create_user("mia", password="pw-member-1", is_staff=True),
+        "owner": User.objects.create_user("owen", password="pw-owner-1", is_staff=True),
+        "staff": User.objects.create_user("stu", password="pw-staff-1", is_staff=True),
+        "superuser": User.objects.create_superuser("sue", password="pw-super-1"),
+    }
+    acme = Workspace.objects.create(slug="acme", name="Acme")
+    globex = Workspace.objects.create(slug="globex", name="Globex")
+    Membership.objects.create(workspace=acme, user=users["owner"], role="owner")
+    Membership.objects.create(workspace=acme, user=users["member"], role="member")
+    Membership.objects.create(workspace=acme, user=users["inactive"], role="owner")
+    Membership.objects.create(workspace=globex, user=users["stranger"], role="owner")
+    owner = users["owner"]
+    agent = Agent.objects.create(workspace=acme, slug="collections", name="Collections")
+    install(acme, demo_catalog["2.1.0"], owner, capture, [agent])
+    local = skill_create(
+        workspace=acme, slug="month-end", name="Month end", short_description="Close it.",
+        body="Close the month with @query-ledger.", actor=owner,
+    )  # fmt: skip
+    turn = turn_start(agent=agent)
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    to_globex = sharing.contact_add_local(workspace=acme, other_slug="globex", actor=owner)
+    to_acme = sharing.contact_add_local(
+        workspace=globex, other_slug="acme", actor=users["stranger"]
+    )
+    theirs = skill_create(
+        workspace=globex, slug="daily-brief", name="Daily brief", short_description="Brief.",
+        body="Brief the team.", actor=users["stranger"],
+    )  # fmt: skip
+    with capture(execute=True):
+        sent = sharing.share_send(
+            workspace=globex, skill=theirs, contact=to_acme, actor=users["stranger"]
+        )
+    message_deliver(message_pk=sent.pk, final_attempt=True)
+    received = Message.objects.get(workspace=acme, direction=Message.Direction.INCOMING)
+    tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
+    Group.objects.create(name="auditors")
+    with reversion.create_revision():  # history for the pages that show it
+        for obj in (acme, agent, turn):
+            obj.save()
+    chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    ids = {
+        "agent": agent.pk,
+        "turn": turn.pk,
+        "plan": plan.pk,
+        "skill": chase.pk,
+        "local_skill": local.pk,
+        "installation": Installation.objects.get(workspace=acme).pk,
+        "contact": to_globex.pk,
+        "message": received.pk,
+        "credential": CredentialRequirement.objects.get(workspace=acme).pk,
+        "egress": EgressRule.objects.get(workspace=acme).pk,
+        "attachment": AgentSkill.objects.filter(agent=agent).first().pk,
+        "applied_plan": Plan.objects.filter(workspace=acme, status="applied").first().pk,
+    }
+    return World(acme=acme, users=users, tokens=tokens, ids=ids)
