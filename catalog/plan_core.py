@@ -68,6 +68,7 @@ class PlanInputs:
     agents: tuple[tuple[int, str], ...] = ()  # agents to attach the skills to (install)
     pins: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, pinned revision number)
     follows: tuple[tuple[str, str], ...] = ()  # (agent, skill slug) following the latest
+    overrides: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, override number)
     # Heads of other skills holding incoming slugs: slug -> (skill id, name, description, body)
     occupants: dict[str, tuple] = field(default_factory=dict)
     fork_choices: dict[str, str] = field(default_factory=dict)
@@ -381,6 +382,18 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
         for s in steps
         if s["type"] == "skill.update" or (s["type"] == "skill.fork" and s["choice"] != "keep")
     }
+    for agent_name, slug, number in inputs.overrides:
+        if slug in replaced or inputs.kind == "uninstall":
+            steps.append(
+                {
+                    "type": "agent.override",
+                    "agent": agent_name,
+                    "slug": slug,
+                    "override": number,
+                    "reason": "this agent runs its own body for the skill (override "
+                    f"r{number}); the plan changes the skill, never the override: compare them",
+                }
+            )
     for agent_name, slug in inputs.follows:
         if slug in replaced:
             steps.append(

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import re
+from itertools import zip_longest
 
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 GROUPS = [
     ("skills", "Skills", ("skill.create", "skill.update", "skill.unchanged", "skill.remove")),
     ("renames", "Renamed or reused on arrival", ("skill.reslug", "skill.reuse")),
-    ("forks", "Forks: skills you edited", ("skill.fork",)),
+    ("forks", "Forks and overrides: text you wrote", ("skill.fork", "agent.override")),
     ("network", "Network", ("egress.add", "egress.remove")),
     ("credentials", "Credentials", ("credential.require", "credential.remove")),
     ("approvals", "Approval rules", ("approval.rule",)),
@@ -18,12 +21,70 @@ GROUPS = [
 ]
 
 
-def side_by_side(old: str, new: str) -> str:
-    """A side-by-side diff table with changed words highlighted (difflib escapes the text)."""
-    table = difflib.HtmlDiff(wrapcolumn=72).make_table(
-        old.splitlines(), new.splitlines(), "before", "after", context=True, numlines=2
+_TOKENS = re.compile(r"^\s+|\S+\s*")  # indentation, then each word with the spaces after it
+
+
+def _marked_words(old: str, new: str) -> tuple[str, str]:
+    """Both lines escaped, with the words that differ wrapped in <del> and <ins>."""
+    before, after = _TOKENS.findall(old), _TOKENS.findall(new)
+    left, right = [], []
+    # Words are compared without their spaces, so "date." matches "date. " at a line's end.
+    matcher = difflib.SequenceMatcher(
+        None, [t.strip() for t in before], [t.strip() for t in after], autojunk=False
     )
-    return mark_safe(table)  # noqa: S308 - HtmlDiff escapes every line it renders
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    if kept < 0.5 * min(len(before), len(after)):  # rewritten: scattered marks read as noise
+        return f"<del>{escape(old)}</del>", f"<ins>{escape(new)}</ins>"
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        old_part, new_part = escape("".join(before[i1:i2])), escape("".join(after[j1:j2]))
+        if tag == "equal":
+            left.append(old_part)
+            right.append(new_part)
+            continue
+        if old_part:
+            left.append(f"<del>{old_part}</del>")
+        if new_part:
+            right.append(f"<ins>{new_part}</ins>")
+    return "".join(left), "".join(right)
+
+
+def _row(old_number, old_html, new_number, new_html, change="") -> str:
+    return (
+        f'<tr class="{change}"><td class="num">{old_number or ""}</td>'
+        f'<td class="old">{old_html}</td><td class="num">{new_number or ""}</td>'
+        f'<td class="new">{new_html}</td></tr>'
+    )
+
+
+def side_by_side(old: str, new: str, context: int = 2) -> str:
+    """A side-by-side diff of changed lines (with a little context), the words that
+    changed inside a line marked; every piece of text is escaped here."""
+    before, after = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    rows = []
+    for n, group in enumerate(matcher.get_grouped_opcodes(context)):
+        if n:
+            rows.append('<tr class="gap"><td colspan="4">⋯</td></tr>')
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    line = escape(before[i1 + k])
+                    rows.append(_row(i1 + k + 1, line, j1 + k + 1, escape(after[j1 + k])))
+                continue
+            for i, j in zip_longest(range(i1, i2), range(j1, j2)):
+                if i is not None and j is not None:
+                    left, right = _marked_words(before[i], after[j])
+                    rows.append(_row(i + 1, left, j + 1, right, "changed"))
+                elif i is not None:
+                    rows.append(_row(i + 1, f"<del>{escape(before[i])}</del>", None, "", "removed"))
+                else:
+                    rows.append(_row(None, "", j + 1, f"<ins>{escape(after[j])}</ins>", "added"))
+    table = (
+        '<table class="diff"><colgroup><col class="num"><col><col class="num"><col></colgroup>'
+        '<thead><tr><th scope="col" colspan="2">Before</th><th scope="col" colspan="2">After'
+        "</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+    return mark_safe(table)  # noqa: S308 - every line was escaped above
 
 
 def grouped_steps(steps: list[dict]) -> list[dict]:

@@ -157,6 +157,11 @@ def read_plan_inputs(
         .order_by("name", "pk")
         .values_list("pk", "name")
     )
+    overrides = tuple(
+        AgentSkill.objects.filter(skill_id__in=mine, override__isnull=False)
+        .order_by("agent__name", "position")
+        .values_list("agent__name", "skill__slug", "override__number")
+    )
     pins, follows = [], []
     for agent_name, slug, number in (
         AgentSkill.objects.filter(skill_id__in=mine)
@@ -179,6 +184,7 @@ def read_plan_inputs(
         agents=agents,
         pins=tuple(pins),
         follows=tuple(follows),
+        overrides=overrides,
         occupants=occupants,
         fork_choices=fork_choices,
     )

@@ -203,3 +203,21 @@ def test_agent_pages_are_bounded_with_fifty_skills(
         with django_assert_max_num_queries(15):
             response = browser.get(url)
         assert response.status_code == 200, url
+
+
+def test_an_upgrade_plan_reports_overridden_attachments_like_forks(
+    installed, acme, owner, demo_catalog
+):
+    from agents.services import agent_skill_override
+
+    attachment = AgentSkill.objects.get(agent=installed[0], skill__slug="invoice-chase")
+    agent_skill_override(attachment=attachment, body="Our own chase.", actor=owner)
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    (step,) = [s for s in plan.steps if s["type"] == "agent.override"]
+    assert (step["agent"], step["slug"], step["override"]) == (
+        "Collections agent",
+        "invoice-chase",
+        1,
+    )
