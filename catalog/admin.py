@@ -10,7 +10,6 @@ from pixie.admin_scoping import (
     ReadOnlyInline,
     ServiceManagedAdmin,
     SharedChoicesInline,
-    WorkspaceScopedAdmin,
 )
 from pixie.errors import PixieError
 
@@ -271,6 +270,18 @@ class BundleVersionAdmin(VersionAdmin):
             return self.fields
         return self.state_fields
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from django.utils.safestring import mark_safe
+
+        from .bundle_picture import bundle_picture
+
+        bundle_version = self.get_object(request, object_id)
+        extra = {}
+        if bundle_version is not None:
+            # bundle_picture escapes every piece of text it draws.
+            extra["bundle_picture"] = mark_safe(bundle_picture(bundle_version))  # noqa: S308
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
     def has_delete_permission(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
             return False
@@ -308,7 +319,8 @@ class SkillRevisionInline(ReadOnlyInline):
 
 
 @admin.register(WorkspaceSkill)
-class WorkspaceSkillAdmin(WorkspaceScopedAdmin):
+class WorkspaceSkillAdmin(ServiceManagedAdmin):
+    # Edits, renames, shares and promotion go through the skill's own pages and services.
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
     list_filter = ["enabled", "advertised", "workspace"]
     search_fields = ["slug"]

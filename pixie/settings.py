@@ -54,7 +54,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "pixie.logs.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves collected static files in production (gunicorn has no static server).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -105,6 +108,19 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", DATA_DIR / "static"))
+# With DEBUG off, collectstatic writes compressed, content-hashed copies that
+# WhiteNoise serves with far-future cache headers; a developer's machine and the
+# tests use the plain storage, which needs no collectstatic.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+# Look files up per request while developing (and in tests, where nothing was collected).
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # Celery: with REDIS_URL, tasks go to Redis for real workers; without it they
 # run in-process, and callers queue them with delay_on_commit so they still
@@ -140,7 +156,15 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "pixie.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "pixie.api_parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
+# Bodies larger than this are refused before anything parses them (the inbox has
+# its own, smaller limit).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 SPECTACULAR_SETTINGS = {
     "TITLE": "Pixie API",
     "DESCRIPTION": "Catalog and installer of skill bundles for AI agents.",
@@ -165,14 +189,30 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
+# Load balancers probe /healthz over plain HTTP on the private network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
+# Logs go to stderr, one line a record; LOG_FORMAT=json (scripts/prod) makes
+# each a JSON object with request_id and task_id (pixie/logs.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "pixie.logs.ContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "pixie.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if os.environ.get("LOG_FORMAT") == "json" else "plain",
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+# Workers keep the logging above instead of Celery's own, so their lines are JSON too.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Fault injection for the reliability tests only (pixie/faults.py). Both stay
 # empty in production. PIXIE_PAUSE_AT="plan.apply.agents=30" makes a worker

@@ -28,7 +28,8 @@ CHUNK = 1000
 MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}
 
 
-def _behind(workspace, agent_ids=None, installation=None):
+def pins_behind(workspace, agent_ids=None, installation=None):
+    """Attachments pinned to a revision that is no longer their skill's latest."""
     pins = AgentSkill.objects.filter(
         agent__workspace=workspace,
         pinned_revision__isnull=False,
@@ -43,7 +44,7 @@ def _behind(workspace, agent_ids=None, installation=None):
 
 def repoint_backlog(*, workspace, installation=None) -> dict:
     """How many attachments (on how many agents) a repoint would move."""
-    movable = _behind(workspace, installation=installation).filter(
+    movable = pins_behind(workspace, installation=installation).filter(
         pinned_revision__origin__in=MOVABLE_ORIGINS
     )
     counts = movable.aggregate(attachments=Count("id"), agents=Count("agent", distinct=True))
@@ -52,7 +53,7 @@ def repoint_backlog(*, workspace, installation=None) -> dict:
 
 def repoint_steps(workspace, agent_ids=None, installation=None) -> list[dict]:
     groups = (
-        _behind(workspace, agent_ids, installation)
+        pins_behind(workspace, agent_ids, installation)
         .values(
             "skill_id",
             "skill__slug",
@@ -109,10 +110,11 @@ def repoint_create(
         raise ValidationFailed("No pinned attachment is behind; there is nothing to repoint")
     total = sum(s["count"] for s in moves)
     kept = sum(s["count"] for s in steps if s["type"] == "repoint.stay")
-    agent_count = len({a for a in agent_ids}) if agent_ids else "all"
+    chosen = len(set(agent_ids))
+    whose = f"{chosen} chosen agent{'s' if chosen != 1 else ''}" if agent_ids else "all agents"
     summary = (
         f"Changes prose only: moves {total} pinned attachment{'s' if total != 1 else ''} "
-        f"to the latest revisions ({agent_count} agents)"
+        f"to the latest revisions ({whose})"
         + (f"; keeps {kept} pinned to local edits." if kept else ".")
     )
     with audited(actor=actor, comment="Planned a repoint"):

@@ -1,0 +1,59 @@
+"""Ann shares a skill with Beta; Bob reviews it in his inbox and imports it, in Chromium."""
+
+import pytest
+from playwright.sync_api import expect
+
+from catalog.models import WorkspaceSkill
+from pixie import sharing
+from tests.factories import make_user, make_workspace
+from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
+    ann, bob = make_user("ann", is_staff=True), make_user("bob", is_staff=True)
+    alpha, beta = make_workspace("alpha", owner=ann), make_workspace("beta", owner=bob)
+    add_skill(alpha, ann, "meeting-prep", "List the attendees and the open questions.")
+    daily_brief = add_skill(
+        alpha, ann, "daily-brief", DAILY_BRIEF_BODY, short="A one-page brief of the day."
+    )
+    add_skill(beta, bob, "meeting-prep", BETA_MEETING_PREP)
+    sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=bob)
+
+    # Ann shares @daily-brief from its page; @meeting-prep travels with it.
+    ann_tab = person(ann)
+    page = ann_tab.page
+    ann_tab.go(f"/admin/catalog/workspaceskill/{daily_brief.pk}/change/")
+    page.get_by_role("link", name="Share with a contact").click()
+    expect(page.locator("#content-main")).to_contain_text("Travels: @daily-brief, @meeting-prep")
+    page.get_by_label("Beta").check()
+    ann_tab.shot("share-picker")
+    page.get_by_role("button", name="Share").click()
+    expect(page.locator("#content-main")).to_contain_text("You shared a skill")
+
+    # Bob sees a card in his inbox, reviews every word, and imports.
+    bob_tab = person(bob)
+    page = bob_tab.page
+    bob_tab.go("/admin/pixie/message/?workspace=beta")
+    expect(page.locator("#content-main")).to_contain_text("From Alpha")
+    expect(page.locator("#content-main")).to_contain_text("+ 1 linked skill")
+    bob_tab.shot("share-inbox")
+    page.get_by_role("link", name="Review & import").click()
+    unresolved = page.locator(".pixie-unresolved")
+    expect(unresolved).to_contain_text("References not available here: @weather-report.")
+    assert unresolved.evaluate("e => getComputedStyle(e).color") == "rgb(192, 86, 0)"
+    expect(page.locator("#content-main")).to_contain_text("@meeting-prep — Meeting Prep")
+    bob_tab.shot("share-review")
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#content-main")).to_contain_text(
+        "@meeting-prep was taken — imported as @meeting-prep-2."
+    )
+    bob_tab.shot("share-summary")
+
+    skills = {
+        s.slug: s for s in WorkspaceSkill.objects.filter(workspace=beta).select_related("head")
+    }
+    assert skills["meeting-prep"].head.body == BETA_MEETING_PREP
+    assert "run @meeting-prep-2 for each meeting" in skills["daily-brief"].head.body

@@ -1,0 +1,211 @@
+"""scripts/prod runs the production stack: healthy, static files served by
+WhiteNoise, JSON logs with request ids, and nothing left running after SIGTERM."""
+
+import base64
+import http.client
+import io
+import json
+import logging
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pixie.celery import app as celery_app
+from pixie.logs import ContextFilter, JsonFormatter, request_id_from
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = "postgres://postgres@127.0.0.1:5432"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(port, path, headers=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        # As the TLS proxy in front of scripts/prod says it.
+        connection.request("GET", path, headers={"X-Forwarded-Proto": "https", **(headers or {})})
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def _process_group(group: int) -> list[int]:
+    """Live processes in a process group (zombies waiting for a parent count as gone)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == group:
+            members.append(int(stat.parent.name))
+    return members
+
+
+@pytest.fixture
+def fresh_database():
+    name = f"prod_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(f"{SERVER}/postgres", autocommit=True, connect_timeout=3) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError:
+        message = f"needs PostgreSQL at {SERVER}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    yield f"{SERVER}/{name}"
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def production(fresh_database, redis_url, tmp_path):
+    port = _free_port()
+    log_path = tmp_path / "prod.log"
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "BEHIND_TLS_PROXY": "1",
+        "DATABASE_URL": fresh_database,
+        "REDIS_URL": redis_url,
+        "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(secrets.token_bytes(32)).decode(),
+        "PORT": str(port),
+        "WEB_CONCURRENCY": "2",
+        "CELERY_CONCURRENCY": "1",
+        # A queue of its own, so this worker takes no other test's tasks.
+        "CELERY_TASK_DEFAULT_QUEUE": f"pixie-prod-{uuid.uuid4().hex[:8]}",
+        "PIXIE_DATA_DIR": str(tmp_path),
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            ["scripts/prod"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield process, port, log_path
+    finally:
+        if process.poll() is None or _process_group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def _wait_until_healthy(process, port, log_path, deadline=60):
+    started = time.monotonic()
+    while time.monotonic() - started < deadline:
+        assert process.poll() is None, log_path.read_text()[-3000:]
+        try:
+            status, _, body = _get(port, "/healthz")
+            if status == 200:
+                return json.loads(body)
+        except OSError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"no healthy /healthz in {deadline} s:\n{log_path.read_text()[-3000:]}")
+
+
+def _json_lines(log_path):
+    for line in log_path.read_text().splitlines():
+        if line.startswith("{"):
+            yield json.loads(line)
+
+
+def test_the_production_stack_serves_logs_and_stops_cleanly(production):
+    process, port, log_path = production
+    health = _wait_until_healthy(process, port, log_path)
+    assert health == {"status": "ok", "database": "ok", "broker": "ok"}
+
+    status, headers, body = _get(port, "/admin/login/", {"X-Request-ID": "probe-42"})
+    assert status == 200 and b"csrfmiddlewaretoken" in body
+    assert headers["X-Request-ID"] == "probe-42"
+    stylesheet = re.search(rb'href="(/static/admin/css/base\.[0-9a-f]{12}\.css)"', body)
+    assert stylesheet, "DEBUG=0 links the content-hashed copies made by collectstatic"
+    status, headers, css = _get(port, stylesheet.group(1).decode(), {"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Type"].startswith("text/css")
+    assert "immutable" in headers["Cache-Control"] and headers["Content-Encoding"] == "gzip"
+
+    status, headers, _ = _get(port, "/healthz", {"X-Request-ID": "bad id with spaces"})
+    assert status == 200 and re.fullmatch(r"[0-9a-f]{32}", headers["X-Request-ID"])
+
+    time.sleep(0.5)  # let the worker flush its line
+    requests = [line for line in _json_lines(log_path) if line["logger"] == "pixie.request"]
+    login = next(line for line in requests if line["path"] == "/admin/login/")
+    assert login["request_id"] == "probe-42" and login["status"] == 200
+    assert not any(line["logger"] == "gunicorn.access" for line in _json_lines(log_path))
+
+    group = _process_group(process.pid)
+    assert len(group) >= 4, "the script, gunicorn's master and workers, and Celery"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    deadline = time.monotonic() + 10
+    while _process_group(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _process_group(process.pid) == []
+
+
+@pytest.mark.parametrize("incoming", ["", "has spaces", "x" * 65, "line\n", 'a"quote'])
+def test_an_unsafe_incoming_request_id_is_replaced(incoming):
+    assert re.fullmatch(r"[0-9a-f]{32}", request_id_from(incoming))
+
+
+def test_a_safe_incoming_request_id_is_kept():
+    assert request_id_from("lb-7f3a.2:1") == "lb-7f3a.2:1"
+
+
+@celery_app.task(name="tests.reliability.log_something")
+def log_something():
+    logging.getLogger("pixie.test").info("inside a task")
+
+
+def test_a_task_logs_as_json_with_its_task_id():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(ContextFilter())
+    logger = logging.getLogger("pixie.test")
+    # Other tests' workers reconfigure logging; this logger speaks regardless.
+    previous = logger.level, logger.disabled
+    logger.setLevel(logging.INFO)
+    logger.disabled = False
+    logger.addHandler(handler)
+    try:
+        log_something.apply(task_id="task-123")
+        logger.info("after the task")
+    finally:
+        logger.removeHandler(handler)
+        logger.level, logger.disabled = previous
+    inside, after = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert inside["message"] == "inside a task" and inside["task_id"] == "task-123"
+    assert "task_id" not in after
+
+
+@pytest.mark.django_db
+def test_health_answers_503_without_a_broker_and_names_no_address(client, settings):
+    settings.REDIS_URL = "redis://:hunter2@127.0.0.1:1/0"
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "unhealthy", "database": "ok", "broker": "unreachable"}
+    assert b"hunter2" not in response.content and b"127.0.0.1" not in response.content
+
+
+@pytest.mark.django_db
+def test_health_needs_no_login_and_answers_with_a_request_id(client):
+    response = client.get("/healthz", HTTP_X_REQUEST_ID="probe-1")
+    assert response.status_code == 200 and response["X-Request-ID"] == "probe-1"
+    assert response.json()["database"] == "ok"
