@@ -135,6 +135,12 @@ class SkillVersionAdmin(VersionAdmin):
             return self.fields
         return ["status", "published_at"]
 
+    def has_change_permission(self, request, obj=None):
+        # A published version is shown, not edited: no Save button to suggest otherwise.
+        if obj is not None and obj.is_published:
+            return False
+        return super().has_change_permission(request, obj)
+
     def has_delete_permission(self, request, obj=None):
         if obj is not None and obj.is_published:
             return False
@@ -281,6 +287,11 @@ class BundleVersionAdmin(VersionAdmin):
             # bundle_picture escapes every piece of text it draws.
             extra["bundle_picture"] = mark_safe(bundle_picture(bundle_version))  # noqa: S308
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and obj.status != Status.DRAFT:
+            return False
+        return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
