@@ -77,7 +77,8 @@ def production(fresh_database, redis_url, tmp_path):
     port = _free_port()
     log_path = tmp_path / "prod.log"
     env = {
-        **os.environ,
+        # Not the test process's async-unsafe allowance (set for the browser tests).
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
