@@ -298,3 +298,80 @@ def test_admin_posts_without_a_csrf_token_are_refused_and_change_nothing(world):
         url = fill(routes[name], name, world)
         assert client.post(url, data).status_code == 403, url
     assert digest() == before
+
+
+def _enumerated_actions():
+    """Every admin action of every registered model admin, as (admin, action name)."""
+    from django.contrib import admin
+
+    found = []
+    for model, model_admin in admin.site._registry.items():
+        for action in model_admin.actions or []:
+            name = action if isinstance(action, str) else action.__name__
+            found.append((model._meta.label_lower, name))
+    return sorted(found)
+
+
+# (model, action) -> (roles whose action changes something, POST extras)
+ACTION_ROWS = {
+    ("catalog.bundleversion", "publish"): ({"superuser"}, {}),
+    ("catalog.bundleversion", "yank"): ({"superuser"}, {"reason": "Broken"}),
+    ("catalog.skillversion", "publish"): ({"superuser"}, {}),
+    ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
+    ("pixie.message", "retry_delivery"): (set(), {}),
+}
+
+
+def test_every_admin_action_has_a_row():
+    assert sorted(set(_enumerated_actions()) - set(ACTION_ROWS)) == []
+
+
+def _action_target(label, world):
+    from catalog.models import BundleVersion, Status
+    from egress.models import CredentialRequirement
+    from pixie.models import Message
+
+    if label == "catalog.bundleversion":
+        from tests.factories import make_bundle_version, make_skill_version
+
+        draft = make_bundle_version(skills=[make_skill_version(body="Use @query-ledger.")])
+        published = BundleVersion.objects.filter(status=Status.PUBLISHED).first()
+        return [draft.pk, published.pk]
+    if label == "catalog.skillversion":
+        from tests.factories import make_skill_version
+
+        return [make_skill_version().pk]
+    if label == "egress.credentialrequirement":
+        return list(
+            CredentialRequirement.objects.filter(workspace=world.acme).values_list("pk", flat=True)
+        )
+    if label == "pixie.message":
+        return list(Message.objects.filter(workspace=world.acme).values_list("pk", flat=True))
+    raise AssertionError(label)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_admin_actions_change_something_only_for_who_may(role, world):
+    from django.urls import reverse
+
+    failures = []
+    for (label, action), (allowed, extra) in ACTION_ROWS.items():
+        app_label, model_name = label.split(".")
+        url = reverse(f"admin:{app_label}_{model_name}_changelist")
+        with transaction.atomic():
+            ids = _action_target(label, world)
+            client = Client()
+            if role != "anonymous":
+                client.force_login(world.users[role])
+            before = digest()
+            response = client.post(
+                url, {"action": action, "_selected_action": ids, "index": 0, **extra}
+            )
+            changed = digest() != before
+            transaction.set_rollback(True)
+        if (role in allowed) != changed:
+            failures.append(
+                f"{role} {label}.{action}: {'changed' if changed else 'changed nothing'} "
+                f"(status {response.status_code})"
+            )
+    assert failures == [], "\n".join(failures)
