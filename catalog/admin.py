@@ -92,6 +92,7 @@ class SkillPackageForm(forms.ModelForm):
 @admin.register(SkillPackage)
 class SkillPackageAdmin(VersionAdmin):
     form = SkillPackageForm
+    ordering = ["slug", "publisher"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["__str__", "publisher", "version_count", "created_at"]
     list_filter = ["publisher"]
     search_fields = ["slug"]
@@ -165,6 +166,7 @@ class BundleVersionInline(ReadOnlyInline):
 
 @admin.register(Bundle)
 class BundleAdmin(VersionAdmin):
+    ordering = ["name"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["name", "slug", "publisher", "version_count", "created_at"]
     list_filter = ["publisher"]
     search_fields = ["name", "slug"]
