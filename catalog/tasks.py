@@ -1,8 +1,17 @@
 """Celery tasks: thin callers of services, safe to run twice."""
 
-from celery import shared_task
+from datetime import timedelta
 
-from catalog.services.plan_apply import TRANSIENT_ERRORS, plan_apply, plan_mark_failed
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from catalog.services.plan_apply import (
+    TRANSIENT_ERRORS,
+    plan_apply,
+    plan_mark_failed,
+    plans_stuck,
+)
 
 
 @shared_task(
@@ -22,3 +31,13 @@ def apply_plan(self, plan_id: int) -> str:
         if self.request.retries >= self.max_retries:
             plan_mark_failed(plan_id=plan_id, error=f"The database stayed unreachable: {exc}")
         raise
+
+
+@shared_task
+def recover_stuck_plans() -> list[int]:
+    """Periodic (beat): queue again the applies a lost broker message left behind."""
+    older_than = timezone.now() - timedelta(seconds=settings.PIXIE_PLAN_STUCK_AFTER)
+    stuck = plans_stuck(older_than=older_than)
+    for plan_id in stuck:
+        apply_plan.delay(plan_id)
+    return stuck

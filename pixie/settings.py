@@ -142,6 +142,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": int(os.environ.get("CELERY_UNACKED_RESTORE_THROTTLE", "10")),
 }
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# Nothing lost: an approved plan whose task vanished (a broker restarted without
+# persistence) is queued again by beat after this many seconds; applying twice is a no-op.
+PIXIE_PLAN_STUCK_AFTER = int(os.environ.get("PIXIE_PLAN_STUCK_AFTER", "600"))
+CELERY_BEAT_SCHEDULE = {
+    "recover-stuck-plans": {"task": "catalog.tasks.recover_stuck_plans", "schedule": 300.0},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 

@@ -333,3 +333,14 @@ def _attach(plan: Plan) -> list[AgentSkill]:
                 )
             )
     return AgentSkill.objects.bulk_create(rows)
+
+
+def plans_stuck(*, older_than) -> list[int]:
+    """Approved plans whose apply never finished, e.g. because the broker lost the task
+    (Redis restarted without persistence). Re-queueing them is safe: applying is
+    idempotent and serialised by the workspace lock."""
+    return list(
+        Plan.objects.filter(status__in=APPLICABLE, decided_at__lt=older_than)
+        .order_by("decided_at")
+        .values_list("pk", flat=True)[:500]
+    )

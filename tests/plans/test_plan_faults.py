@@ -67,3 +67,36 @@ def test_applying_twice_changes_nothing_the_second_time(
     after = workspace_digest()
     assert plan_apply(plan_id=plan.pk) == Plan.State.APPLIED
     assert workspace_digest() == after
+
+
+def test_an_approved_plan_whose_task_was_lost_is_applied_by_the_recovery_sweep(
+    acme, owner, agents, demo_catalog, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from catalog.tasks import recover_stuck_plans
+
+    plan = fresh_install(acme, owner, demo_catalog, agents)
+    # Approved, but the broker lost the message (Redis restarted without persistence).
+    Plan.objects.filter(pk=plan.pk).update(
+        status="approved", decided_by=owner, decided_at=timezone.now() - timedelta(minutes=30)
+    )
+    settings.PIXIE_PLAN_STUCK_AFTER = 600
+    assert recover_stuck_plans() == [plan.pk]
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLIED
+    assert recover_stuck_plans() == []  # nothing stuck, nothing queued twice
+
+
+def test_a_recent_approval_is_left_to_its_own_task(acme, owner, agents, demo_catalog):
+    from catalog.tasks import recover_stuck_plans
+
+    plan = fresh_install(acme, owner, demo_catalog, agents)
+    from django.utils import timezone
+
+    Plan.objects.filter(pk=plan.pk).update(
+        status="approved", decided_by=owner, decided_at=timezone.now()
+    )
+    assert recover_stuck_plans() == []
