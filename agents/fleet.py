@@ -12,29 +12,20 @@ def make_fleet(workspace, *, agents: int, skills: int, actor):
     made = WorkspaceSkill.objects.bulk_create(
         WorkspaceSkill(workspace=workspace, slug=f"fleet-skill-{i}") for i in range(skills)
     )
-    old = SkillRevision.objects.bulk_create(
-        SkillRevision(
-            skill=s,
-            number=1,
-            name=s.slug,
-            short_description="Fleet.",
-            body="Version one.",
-            origin="catalog",
-            created_by=actor,
-        )  # fmt: skip
-        for s in made
-    )
-    new = SkillRevision.objects.bulk_create(
-        SkillRevision(
-            skill=s,
-            number=2,
-            name=s.slug,
-            short_description="Fleet.",
-            body="Version two.",
-            origin="catalog",
-            created_by=actor,
-        )  # fmt: skip
-        for s in made
+    old, new = (
+        SkillRevision.objects.bulk_create(
+            SkillRevision(
+                skill=s,
+                number=number,
+                name=s.slug,
+                short_description="Fleet.",
+                body=f"Version {number}.",
+                origin="catalog",
+                created_by=actor,
+            )  # fmt: skip
+            for s in made
+        )
+        for number in (1, 2)
     )
     for skill, head in zip(made, new, strict=True):
         skill.head = head

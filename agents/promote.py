@@ -61,9 +61,8 @@ def assembly_promote(
     )
     if not parts:
         problems.append(f"{agent.name} has no enabled skills to promote")
-    publisher = workspace_publisher(agent.workspace)
-    bundle = Bundle.objects.filter(slug=slug).first()
-    if bundle is not None and bundle.publisher_id != publisher.pk:
+    bundle = Bundle.objects.select_related("publisher").filter(slug=slug).first()
+    if bundle is not None and bundle.publisher.workspace_id != agent.workspace_id:
         problems.append(f"bundle {slug} belongs to another publisher; choose another slug")
     if bundle is not None and bundle.versions.filter(version=version).exists():
         problems.append(f"{slug} {version} already exists; choose a newer version")
@@ -71,6 +70,7 @@ def assembly_promote(
         raise ValidationFailed(problems)
 
     with audited(actor=actor, comment=f"Promoted the skills of {agent.name} to {slug} {version}"):
+        publisher = workspace_publisher(agent.workspace)
         if bundle is None:
             bundle = Bundle.objects.create(
                 slug=slug, name=name, description=description[:400], publisher=publisher

@@ -29,6 +29,7 @@ from .models import (
     WorkspaceSkill,
 )
 from .services import bundle_version_publish, bundle_version_yank, skill_version_publish
+from .services.publishing import skill_package_check, skill_package_create
 
 
 def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
@@ -82,11 +83,14 @@ class SkillPackageForm(forms.ModelForm):
         model = SkillPackage
         fields = ["slug", "publisher"]
 
-    def clean_slug(self):
-        slug = self.cleaned_data["slug"]
-        if Tool.objects.filter(slug=slug).exists():
-            raise forms.ValidationError(f"@{slug} is a built-in tool; choose another slug.")
-        return slug
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None and cleaned.get("slug"):
+            try:
+                skill_package_check(slug=cleaned["slug"], publisher=cleaned.get("publisher"))
+            except PixieError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return cleaned
 
 
 @admin.register(SkillPackage)
@@ -109,6 +113,12 @@ class SkillPackageAdmin(VersionAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return ["slug"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        created = skill_package_create(slug=obj.slug, publisher=obj.publisher, actor=request.user)
+        obj.pk = created.pk
 
 
 @admin.register(SkillVersion)

@@ -138,46 +138,35 @@ class ContactAdmin(ServiceManagedAdmin):
         return HttpResponseRedirect(reverse("admin:pixie_contact_changelist"))
 
     def add_card_view(self, request):
-        form = ContactCardForm(request.POST or None, user=request.user)
-        if request.method == "POST" and form.is_valid():
-            try:
-                contact = svc.contact_card_import(
-                    workspace=form.cleaned_data["workspace"],
-                    card=form.cleaned_data["card"],
-                    actor=request.user,
-                )
-            except PixieError as exc:
-                report(request, exc)
-            else:
-                return self._added(request, contact)
-        return page(
-            self,
+        return self._add_view(
             request,
-            "admin/pixie/contact/add.html",
+            ContactCardForm,
             "Add a contact from their card",
-            form=form,
+            lambda data: svc.contact_card_import(
+                workspace=data["workspace"], card=data["card"], actor=request.user
+            ),
         )
 
     def add_local_view(self, request):
-        form = LocalContactForm(request.POST or None, user=request.user)
+        return self._add_view(
+            request,
+            LocalContactForm,
+            "Add a workspace on this server",
+            lambda data: svc.contact_add_local(
+                workspace=data["workspace"], other_slug=data["other"], actor=request.user
+            ),
+        )
+
+    def _add_view(self, request, form_class, title, add):
+        form = form_class(request.POST or None, user=request.user)
         if request.method == "POST" and form.is_valid():
             try:
-                contact = svc.contact_add_local(
-                    workspace=form.cleaned_data["workspace"],
-                    other_slug=form.cleaned_data["other"],
-                    actor=request.user,
-                )
+                contact = add(form.cleaned_data)
             except PixieError as exc:
                 report(request, exc)
             else:
                 return self._added(request, contact)
-        return page(
-            self,
-            request,
-            "admin/pixie/contact/add.html",
-            "Add a workspace on this server",
-            form=form,
-        )
+        return page(self, request, "admin/pixie/contact/add.html", title, form=form)
 
     def our_card_view(self, request):
         # Members only, superusers included: showing a card makes the workspace's keys.

@@ -19,12 +19,20 @@ def tool_slugs() -> set[str]:
     return set(Tool.objects.values_list("slug", flat=True))
 
 
-def skill_package_create(*, slug: str, publisher: Publisher, actor) -> SkillPackage:
-    """A new package; its slug must not shadow a tool (one namespace for both)."""
-    if SkillPackage.objects.filter(slug=slug, publisher=publisher).exists():
-        raise ValidationFailed(f"{publisher} already has a skill @{slug}")
+def skill_package_check(*, slug: str, publisher: Publisher | None) -> None:
+    """A package slug must be free at its publisher and must not shadow a tool
+    (skills and tools share one namespace)."""
     if Tool.objects.filter(slug=slug).exists():
         raise ValidationFailed(f"@{slug} is a built-in tool; choose another slug for the skill")
+    if (
+        publisher is not None
+        and SkillPackage.objects.filter(slug=slug, publisher=publisher).exists()
+    ):
+        raise ValidationFailed(f"{publisher} already has a skill @{slug}")
+
+
+def skill_package_create(*, slug: str, publisher: Publisher, actor) -> SkillPackage:
+    skill_package_check(slug=slug, publisher=publisher)
     with audited(actor=actor, comment=f"Created skill package @{slug}"):
         return SkillPackage.objects.create(slug=slug, publisher=publisher)
 

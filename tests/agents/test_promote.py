@@ -73,6 +73,9 @@ def test_promote_refuses_bad_input_and_members(assembled, owner, member):
         assembly_promote(agent=assembled, actor=owner, slug="Bad Slug", name="", version="one")
     assert len(refused.value.problems) == 3
     assert not BundleVersion.objects.filter(bundle__slug="kit").exists()
+    from catalog.models import Publisher
+
+    assert not Publisher.objects.filter(kind="workspace").exists()  # refused before any write
 
 
 def test_owner_promotes_from_the_agent_page_and_the_api(assembled, owner):

@@ -188,3 +188,20 @@ def test_admin_edits_a_draft_and_records_the_operator_in_history(operator_client
     bundle_version.refresh_from_db()
     assert bundle_version.notes == "First draft of the notes."
     assert Version.objects.get_for_object(bundle_version).first().revision.user == operator
+
+
+def test_admin_refuses_a_package_named_like_a_tool_and_records_a_new_one(operator_client, operator):
+    from catalog.models import SkillPackage
+    from tests.factories import make_publisher
+
+    publisher = make_publisher()
+    url = reverse("admin:catalog_skillpackage_add")
+    page = operator_client.post(url, {"slug": "send-email", "publisher": publisher.pk})
+    assert "@send-email is a built-in tool" in page.content.decode()
+    assert not SkillPackage.objects.filter(slug="send-email").exists()
+    data = change_form_data(operator_client.get(url))
+    data.update(slug="refund-check", publisher=publisher.pk)
+    assert operator_client.post(url, data).status_code == 302
+    package = SkillPackage.objects.get(slug="refund-check")
+    # Created through skill_package_create, inside the admin's own history entry.
+    assert Version.objects.get_for_object(package).first().revision.user == operator
