@@ -146,7 +146,10 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery"
 # persistence) is queued again by beat after this many seconds; applying twice is a no-op.
 PIXIE_PLAN_STUCK_AFTER = int(os.environ.get("PIXIE_PLAN_STUCK_AFTER", "600"))
 CELERY_BEAT_SCHEDULE = {
-    "recover-stuck-plans": {"task": "catalog.tasks.recover_stuck_plans", "schedule": 300.0},
+    "recover-stuck-plans": {
+        "task": "catalog.tasks.recover_stuck_plans",
+        "schedule": float(os.environ.get("PIXIE_RECOVER_EVERY", "300")),
+    },
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

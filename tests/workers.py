@@ -31,7 +31,7 @@ def database_url() -> str:
     return f"postgres://{settings['USER']}{password}@{host}:{port}/{settings['NAME']}"
 
 
-def start_worker_process(redis_url, queue, log_path=None, **extra_env):
+def start_worker_process(redis_url, queue, log_path=None, *, args=(), **extra_env):
     """A `celery worker` subprocess on this test's queue; kill it with SIGKILL to crash it.
     Its log goes to log_path (shown when a test fails) or nowhere."""
     env = {
@@ -46,7 +46,7 @@ def start_worker_process(redis_url, queue, log_path=None, **extra_env):
     }
     command = [
         sys.executable, "-m", "celery", "-A", "pixie", "worker", "-P", "solo", "-Q", queue,
-        "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info",
+        "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info", *args,
     ]  # fmt: skip
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

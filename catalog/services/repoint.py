@@ -181,6 +181,7 @@ def _move_chunk(plan: Plan, step: dict, agent_ids: list[int], chunk_number: int)
         ).update(pinned_revision_id=step["to_revision_id"])
         if not moved:
             return 0
+        checkpoint(f"repoint.chunk.{chunk_number}.moved")  # rows moved, progress not yet
         Plan.objects.filter(pk=plan.pk).update(progress_done=F("progress_done") + moved)
         # One history entry per chunk, naming the plan, rather than one per row.
         with reversion.create_revision(atomic=False):

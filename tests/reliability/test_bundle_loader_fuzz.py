@@ -14,6 +14,7 @@ from catalog.models import BundleVersion, SkillPackage, SkillVersion
 
 pytestmark = pytest.mark.django_db
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
+EXAMPLES = 5000 if HEAVY else 40
 DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo" / "accounts-receivable-2.1.0"
 PIECES = ["---\n", "name: ", "description: ", "version: ", "approvals:\n", "  - operation: ",
           "    rule: ", "@query-ledger", "@nowhere", "\x00", "\ud7ff", "[[hosts]]\n", 'host = "',
@@ -30,10 +31,10 @@ def counts():
     )
 
 
-def test_hostile_files_are_refused_cleanly(tmp_path):
+def test_hostile_files_are_refused_cleanly(tmp_path, record_property):
 
     @settings(
-        max_examples=2000 if HEAVY else 40,
+        max_examples=EXAMPLES,
         deadline=None,
         suppress_health_check=list(HealthCheck),
         derandomize=not HEAVY,
@@ -63,3 +64,4 @@ def test_hostile_files_are_refused_cleanly(tmp_path):
             assert counts() == before
 
     check()
+    record_property("figure", f"{EXAMPLES:,} hostile bundle folders, none loaded half-way")
