@@ -6,6 +6,10 @@ it, and write the result in one audited transaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import reversion
 from django.db.models import Max
 
 from catalog.models import SkillRevision, SkillVersion, Tool, WorkspaceSkill
@@ -43,52 +47,96 @@ def _check_content(name: str, short_description: str, body: str) -> None:
         raise ValidationFailed(problems)
 
 
-def skill_create(
+@dataclass(frozen=True)
+class NewSkill:
+    """One skill for skills_create: its slug and first revision's content."""
+
+    slug: str
+    name: str
+    short_description: str
+    body: str
+    upstream: SkillVersion | None = None
+    approvals: list | None = None
+    frontmatter: dict | None = None
+    enabled: bool = True
+    advertised: bool = True
+    installation: object = None
+
+
+def skill_create(*, workspace, slug: str, actor, origin: str = "local", comment: str = "",
+                 **content) -> WorkspaceSkill:  # fmt: skip
+    """One new skill (content: NewSkill's fields) with its first revision."""
+    new = NewSkill(slug=slug, **content)
+    comment = comment or f"Created skill @{slug}"
+    return skills_create(
+        workspace=workspace, skills=[new], actor=actor, origin=origin, comment=comment
+    )[0]
+
+
+def skills_create(
     *,
     workspace,
-    slug: str,
-    name: str,
-    short_description: str,
-    body: str,
+    skills: Sequence[NewSkill],
     actor,
-    upstream: SkillVersion | None = None,
-    approvals: list | None = None,
-    frontmatter: dict | None = None,
-    enabled: bool = True,
-    advertised: bool = True,
-    installation=None,
     origin: str = "local",
     comment: str = "",
-) -> WorkspaceSkill:
-    if not is_slug(slug):
-        raise ValidationFailed(f"{slug!r} is not a valid slug")
-    _check_content(name, short_description, body)
-    if slug in taken_slugs(workspace=workspace):
-        raise ValidationFailed(f"@{slug} is already taken in {workspace} (by a skill or a tool)")
-    with audited(actor=actor, comment=comment or f"Created skill @{slug}"):
-        skill = WorkspaceSkill.objects.create(
-            workspace=workspace,
-            slug=slug,
-            enabled=enabled,
-            advertised=advertised,
-            installation=installation,
+    refusal: str = "{problem}",
+) -> list[WorkspaceSkill]:
+    """New skills, each with revision 1: all checked first, then written with bulk
+    inserts in one audited transaction, whatever their number.
+
+    ``refusal`` words each problem; it may name the skill as {slug}.
+    """
+    problems = []
+    taken = taken_slugs(workspace=workspace)
+    for new in skills:
+        found = []
+        if not is_slug(new.slug):
+            found.append(f"{new.slug!r} is not a valid slug")
+        elif new.slug in taken:
+            found.append(f"@{new.slug} is already taken in {workspace} (by a skill or a tool)")
+        taken.add(new.slug)
+        try:
+            _check_content(new.name, new.short_description, new.body)
+        except ValidationFailed as exc:
+            found.extend(exc.problems)
+        problems += [refusal.format(slug=new.slug, problem=problem) for problem in found]
+    if problems:
+        raise ValidationFailed(problems)
+    with audited(actor=actor, comment=comment):
+        made = WorkspaceSkill.objects.bulk_create(
+            WorkspaceSkill(
+                workspace=workspace,
+                slug=new.slug,
+                enabled=new.enabled,
+                advertised=new.advertised,
+                installation=new.installation,
+            )
+            for new in skills
         )
-        revision = SkillRevision.objects.create(
-            skill=skill,
-            number=1,
-            name=name,
-            short_description=short_description.strip(),
-            body=body,
-            approvals=approvals or [],
-            frontmatter=frontmatter or {},
-            upstream=upstream,
-            origin=origin,
-            created_by=actor,
-            comment=comment,
+        revisions = SkillRevision.objects.bulk_create(
+            SkillRevision(
+                skill=skill,
+                number=1,
+                name=new.name,
+                short_description=new.short_description.strip(),
+                body=new.body,
+                approvals=new.approvals or [],
+                frontmatter=new.frontmatter or {},
+                upstream=new.upstream,
+                origin=origin,
+                created_by=actor,
+                comment=comment,
+            )
+            for skill, new in zip(made, skills, strict=True)
         )
-        skill.head = revision
-        skill.save(update_fields=["head"])
-    return skill
+        for skill, revision in zip(made, revisions, strict=True):
+            skill.head = revision
+        WorkspaceSkill.objects.bulk_update(made, ["head"])
+        # Bulk writes send no signals: put the rows in the history by hand.
+        for row in (*made, *revisions):
+            reversion.add_to_revision(row)
+    return made
 
 
 def skill_edit(

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from catalog.models import SkillRevision, Tool, WorkspaceSkill
-from catalog.services.workspace_skills import skill_create
+from catalog.services.workspace_skills import NewSkill, skills_create
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.models import Contact, Membership, Message, ShareImport, Workspace
@@ -115,33 +115,29 @@ def share_import(*, workspace: Workspace, message: Message, actor) -> ImportResu
         opened = message_open(message=locked)
         if not opened.can_import:
             raise StateError(f"Message {message.pk} cannot be imported: {opened.import_refusal}.")
-        outcome = merge(opened.share, _LocalSkills(workspace), _tool_slugs())
-        for item in outcome.imported:
-            _create(workspace, item, actor, source=opened.contact.name)
+        incoming = {item.id for item in opened.share.items}
+        outcome = merge(opened.share, _LocalSkills(workspace, incoming), _tool_slugs())
+        skills_create(
+            workspace=workspace,
+            skills=[
+                NewSkill(
+                    slug=item.id,
+                    name=item.name,
+                    short_description=item.short_description,
+                    body=item.detailed_body,
+                    advertised=False,
+                )
+                for item in outcome.imported
+            ],
+            actor=actor,
+            origin=SkillRevision.Origin.IMPORT,
+            comment=f"Imported from {opened.contact.name}",
+            refusal="@{slug} cannot be imported: {problem}",
+        )
         record = ShareImport.objects.create(
             message=locked, workspace=workspace, imported_by=actor, outcome=outcome_dict(outcome)
         )
     return ImportResult(record, repeated=False)
-
-
-def _create(workspace: Workspace, item: Item, actor, *, source: str) -> None:
-    try:
-        skill_create(
-            workspace=workspace,
-            slug=item.id,
-            name=item.name,
-            short_description=item.short_description,
-            body=item.detailed_body,
-            actor=actor,
-            enabled=True,
-            advertised=False,
-            origin=SkillRevision.Origin.IMPORT,
-            comment=f"Imported from {source}",
-        )
-    except ValidationFailed as exc:
-        raise ValidationFailed(
-            [f"@{item.id} cannot be imported: {problem}" for problem in exc.problems]
-        ) from None
 
 
 def outcome_dict(outcome: Outcome) -> dict:
@@ -178,10 +174,14 @@ class _LocalSkills(Mapping):
     those heads are loaded, not thousands of bodies.
     """
 
-    def __init__(self, workspace: Workspace):
+    def __init__(self, workspace: Workspace, incoming: set[str]):
         self._skills = WorkspaceSkill.objects.filter(workspace=workspace)
         self._slugs = set(self._skills.values_list("slug", flat=True))
-        self._content: dict[str, tuple[str, str]] = {}
+        # The share's own slugs are the ones whose content merge compares: one query.
+        self._content: dict[str, tuple[str, str]] = {
+            skill.slug: (skill.head.name, skill.head.body) if skill.head else ("", "")
+            for skill in self._skills.filter(slug__in=incoming & self._slugs).select_related("head")
+        }
 
     def __contains__(self, slug: object) -> bool:
         return slug in self._slugs

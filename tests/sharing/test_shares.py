@@ -97,3 +97,35 @@ def test_the_import_is_in_the_history_with_who_and_why(
     assert version.revision.user == bob
     assert version.revision.comment.startswith(f"Imported the skill share in message {message.pk}")
     assert sorted(skills_of(beta)) == ["daily-brief", "meeting-prep"]
+
+
+def _send_chain(alpha, ann, contact, length, django_capture_on_commit_callbacks):
+    """A share of `length` skills, each mentioning the next, sent to Beta."""
+    for i in reversed(range(length)):
+        add_skill(alpha, ann, f"chain-{length}-{i}", f"Then @chain-{length}-{i + 1}.")
+    root = WorkspaceSkill.objects.get(workspace=alpha, slug=f"chain-{length}-0")
+    with django_capture_on_commit_callbacks(execute=True):
+        sharing.share_send(workspace=alpha, skill=root, contact=contact, actor=ann)
+
+
+def test_an_import_costs_the_same_queries_for_2_skills_as_for_12_that_collide(
+    ann, bob, alpha, beta, contacts, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    # Half of the twelve collide with Beta's own skills, so they are re-slugged.
+    for i in range(0, 12, 2):
+        add_skill(beta, bob, f"chain-12-{i}", "Beta's own, different.")
+    costs = {}
+    for length in (2, 12):
+        send = django_capture_on_commit_callbacks
+        _send_chain(alpha, ann, contacts["beta_at_alpha"], length, send)
+        message = Message.objects.filter(workspace=beta).latest("pk")
+        with CaptureQueriesContext(connection) as queries:
+            result = sharing.share_import(workspace=beta, message=message, actor=bob)
+        assert len(result.outcome["imported"]) == length
+        costs[length] = len(queries)
+    assert result.outcome["renames"][0]["from"] == "chain-12-0"
+    assert costs[12] == costs[2], costs
+    assert costs[12] <= 25, costs
