@@ -17,10 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pixie.namespace import apply_rename  # noqa: E402
+from pixie.namespace import _MENTION_RE, apply_rename  # noqa: E402
 from pixie.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, decode, encode, merge  # noqa: E402
 
 LOCAL_SKILLS = 10_000
+SIZES = (1_000, 10_000, 100_000)  # local skills for merge, bodies for the cascade
 RUNS = 7
 
 
@@ -51,8 +52,15 @@ def biggest_share() -> tuple[Item, list[Item]]:
     return items[0], items[1:]
 
 
-def report(label: str, median: float, best: float, extra: str = "") -> None:
-    print(f"{label:<58} median {median * 1000:9.3f} ms   best {best * 1000:9.3f} ms  {extra}")
+def reference_pass(text: str) -> int:
+    """The reference: one pass of the compiled mention regex over ``text``."""
+    return sum(1 for _ in _MENTION_RE.finditer(text))
+
+
+def row(what: str, seconds: float, reference: float | None = None, note: str = "") -> None:
+    ratio = f"{seconds / reference:.2f}x" if reference else ""
+    ref = f"{reference * 1000:.2f}" if reference else ""
+    print(f"| {what} | {seconds * 1000:.2f} | {ref} | {ratio} | {note} |")
 
 
 def pure_core() -> None:
@@ -61,42 +69,55 @@ def pure_core() -> None:
     share = decode(body)
     assert share is not None and len(share.items) == MAX_ITEMS
     size = len(body.encode())
-    report(
+    print("## Sharing: decode, merge and rename cascade\n")
+    print("Pure code, no database. Each figure is the median of 7 runs; the reference is one")
+    print("pass of the compiled mention regex over the same text, timed in the same run.\n")
+    print("| what | ms | reference ms | ratio | note |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    row(
         f"decode, maximum share ({MAX_ITEMS} items, {size:,} bytes)",
-        *timed(lambda: decode(body), number=20),
+        timed(lambda: decode(body), number=20)[0],
+        timed(lambda: reference_pass(body), number=20)[0],
     )
-
-    local = {
-        f"local-skill-{i}": (f"Local {i}", f"Use @query-ledger ({i}).") for i in range(LOCAL_SKILLS)
-    }
-    # Half of the incoming slugs are taken locally by different skills.
-    for item in share.items[::2]:
-        local[item.id] = ("Someone else's", "A different procedure.")
     tools = {"query-ledger", "send-email", "read-calendar"}
-    before = dict(local)
-    outcome = merge(share, local, tools)
-    assert len(outcome.renames) == MAX_ITEMS // 2 and local == before
-    report(
-        f"merge, {MAX_ITEMS} items vs {LOCAL_SKILLS:,} local skills",
-        *timed(lambda: merge(share, local, tools), number=5),
-        f"({len(outcome.renames)} renames cascaded)",
-    )
+    bundle_text = "\n".join(item.detailed_body for item in share.items)
+    for local_size in SIZES:
+        local = {
+            f"local-skill-{i}": (f"Local {i}", f"Use @query-ledger ({i}).")
+            for i in range(local_size)
+        }
+        # Half of the incoming slugs are taken locally by different skills.
+        for item in share.items[::2]:
+            local[item.id] = ("Someone else's", "A different procedure.")
+        before = dict(local)
+        outcome = merge(share, local, tools)
+        assert len(outcome.renames) == MAX_ITEMS // 2 and local == before
+        row(
+            f"merge, {MAX_ITEMS} items vs {local_size:,} local skills",
+            timed(lambda share=share, local=local: merge(share, local, tools), number=5)[0],
+            timed(lambda: reference_pass(bundle_text), number=5)[0],
+            f"{len(outcome.renames)} renames cascaded over the {MAX_ITEMS} bodies",
+        )
 
-    bodies = [
-        f"Skill {i}: check @meeting-prep, then @meeting-prep-notes, mail ann@example.com, "
-        f"and @send-email. " * 5
-        for i in range(LOCAL_SKILLS)
-    ]
+    for count in SIZES:
+        bodies = [
+            f"Skill {i}: check @meeting-prep, then @meeting-prep-notes, mail ann@example.com, "
+            f"and @send-email. " * 5
+            for i in range(count)
+        ]
 
-    def rename_all():
-        return [apply_rename("meeting-prep", "prep-meeting", text) for text in bodies]
+        def rename_all(bodies=bodies):
+            return [apply_rename("meeting-prep", "prep-meeting", text) for text in bodies]
 
-    renamed = rename_all()
-    assert "@prep-meeting," in renamed[0] and "@meeting-prep-notes" in renamed[0]
-    report(
-        f"apply_rename over {LOCAL_SKILLS:,} bodies ({len(bodies[0])} chars each)",
-        *timed(rename_all),
-    )
+        renamed = rename_all()
+        assert "@prep-meeting," in renamed[0] and "@meeting-prep-notes" in renamed[0]
+        joined = "\n".join(bodies)
+        row(
+            f"rename cascade over {count:,} bodies ({len(bodies[0])} chars each)",
+            timed(rename_all, repeat=RUNS if count <= LOCAL_SKILLS else 3)[0],
+            timed(lambda joined=joined: reference_pass(joined), repeat=3)[0],
+        )
+    print()
 
 
 def real_import() -> None:

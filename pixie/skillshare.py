@@ -12,7 +12,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
-from pixie.namespace import apply_rename, is_slug, make_slug, parse_mentions
+from pixie.namespace import apply_renames, is_slug, make_slug, mention_set, parse_mentions
 
 SENTINEL = "pixie_skill_share"
 MAX_ITEMS = 12
@@ -201,6 +201,7 @@ def _skippable(
     items: tuple[Item, ...],
     local: Mapping[str, tuple[str, str]],
     tool_slugs: Container[str],
+    mentions: Mapping[str, set[str]],
 ) -> set[str]:
     """Ids of incoming items that may be dropped in favour of the local copy.
 
@@ -212,7 +213,6 @@ def _skippable(
     """
     colliding = {item.id for item in items if item.id in local or item.id in tool_slugs}
     skippable = {item.id for item in items if _identical(item, local.get(item.id))}
-    mentions = {item.id: set(parse_mentions(item.detailed_body)) for item in items}
     changed = True
     while changed:
         re_slugged = colliding - skippable
@@ -234,7 +234,9 @@ def merge(
     and the rename cascades over the bodies of the incoming items only.
     """
     outcome = Outcome()
-    skippable = _skippable(share.items, local, tool_slugs)
+    # Each body's mentions are read once, for both uses below.
+    mentions = {item.id: mention_set(item.detailed_body) for item in share.items}
+    skippable = _skippable(share.items, local, tool_slugs, mentions)
     working: list[Item] = []
     for item in share.items:
         if item.id in skippable:
@@ -246,22 +248,31 @@ def merge(
     # Slugs the bundle already mentions are avoided too: a mention that
     # resolved to nothing must not start resolving to a freshly re-slugged
     # bundle-mate it never meant.
-    mentioned = {slug for item in share.items for slug in parse_mentions(item.detailed_body)}
+    mentioned = set().union(*mentions.values())
 
     def is_taken(slug: str) -> bool:
         return slug in local or slug in tool_slugs or slug in current_ids or slug in mentioned
 
-    for position in range(len(working)):
-        old = working[position].id
-        if old not in local and old not in tool_slugs:
+    renames: dict[str, str] = {}
+    for item in working:
+        if item.id not in local and item.id not in tool_slugs:
             continue
-        new = make_slug(working[position].name, is_taken)
-        outcome.renames.append((old, new))
-        current_ids.add(new)
+        renames[item.id] = make_slug(item.name, is_taken)
+        current_ids.add(renames[item.id])
+    outcome.renames = list(renames.items())
+    if renames:
+        # A new slug is never an old one nor mentioned anywhere, so renaming all at
+        # once, in one pass over each body, equals cascading them one by one.
         working = [
-            replace(other, detailed_body=apply_rename(old, new, other.detailed_body))
-            for other in working
+            replace(
+                item,
+                id=renames.get(item.id, item.id),
+                detailed_body=apply_renames(
+                    {old: new for old, new in renames.items() if old in mentions[item.id]},
+                    item.detailed_body,
+                ),
+            )
+            for item in working
         ]
-        working[position] = replace(working[position], id=new)
     outcome.imported = working
     return outcome

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pixie.namespace import SLUG_RE, apply_rename, closure, is_slug, make_slug, parse_mentions
+from pixie.namespace import (
+    SLUG_RE,
+    apply_rename,
+    apply_renames,
+    closure,
+    is_slug,
+    make_slug,
+    mention_set,
+    parse_mentions,
+)
 
 ALNUM = string.ascii_letters + string.digits
 KELVIN = "\u212a"  # case-folds to "k" under Unicode IGNORECASE
@@ -37,6 +46,15 @@ def reference_rename(old: str, new: str, text: str) -> str:
     for start, end, slug in reference_mention_spans(text):
         if slug == old:
             pieces += [text[cursor:start], "@" + new]
+            cursor = end
+    return "".join(pieces) + text[cursor:]
+
+
+def reference_renames(renames: dict[str, str], text: str) -> str:
+    pieces, cursor = [], 0
+    for start, end, slug in reference_mention_spans(text):
+        if slug in renames:
+            pieces += [text[cursor:start], "@" + renames[slug]]
             cursor = end
     return "".join(pieces) + text[cursor:]
 
@@ -242,6 +260,26 @@ def test_rename_never_changes_text_outside_mentions_of_old(old, text, new_is_lon
 def test_after_rename_old_is_no_longer_mentioned(old, new, text):
     if old != new:
         assert old not in parse_mentions(apply_rename(old, new, text))
+
+
+NEAR_SLUGS = st.sampled_from(["plan", "plan-trip", "trip", "ner", "ann", "2", "a" * 60])
+
+
+@given(st.dictionaries(NEAR_SLUGS, NEAR_SLUGS | mentionable_slugs, max_size=4), any_text)
+def test_several_renames_at_once_match_the_reference_reading(renames, text):
+    # The reference: each mention, read once, replaced by its rename if it has one.
+    renames = {old: new for old, new in renames.items() if new not in renames}
+    assert apply_renames(renames, text) == reference_renames(renames, text)
+
+
+def test_several_renames_refuse_a_chain():
+    with pytest.raises(ValueError):
+        apply_renames({"a": "b", "b": "c"}, "@a @b")
+
+
+@given(any_text)
+def test_mention_set_is_parse_mentions_as_a_set(text):
+    assert mention_set(text) == set(parse_mentions(text))
 
 
 # Closure
