@@ -1,9 +1,9 @@
-"""Plan creation and apply times for bundles of 5 and 50 skills into a big workspace.
+"""Plan creation and apply for bundles of 5 and 50 skills into workspaces of 1,000 to
+100,000 skills, each next to a reference timed in the same run.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/test .venv/bin/python benchmarks/plans.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/perf .venv/bin/python benchmarks/plans.py
 
-Prints a table: bundle size, workspace size, median plan-creation time and its
-query count, and apply time (approve + apply in one process, no broker).
+Prints a Markdown section (scripts/perf collects it into docs/PERFORMANCE.md).
 """
 
 import statistics
@@ -17,12 +17,18 @@ from _setup import django_with_test_database  # noqa: E402
 connection, teardown = django_with_test_database()
 
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.db.models import Max  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
+from reversion.models import Revision, Version  # noqa: E402
 
+from agents.models import AgentSkill  # noqa: E402
 from catalog.models import (  # noqa: E402
     Bundle,
     BundleSkill,
     BundleVersion,
+    Installation,
+    Plan,
     Publisher,
     SkillPackage,
     SkillRevision,
@@ -32,9 +38,11 @@ from catalog.models import (  # noqa: E402
 from catalog.services import bundle_version_publish  # noqa: E402
 from catalog.services.plan_apply import plan_apply  # noqa: E402
 from catalog.services.plans import plan_create  # noqa: E402
+from egress.models import CredentialRequirement, EgressRule  # noqa: E402
 from pixie.models import Membership, Workspace  # noqa: E402
 
-WORKSPACE_SKILLS = 10_000
+WORKSPACE_SIZES = (1_000, 10_000, 100_000)
+BUNDLE_SIZES = (5, 50)
 RUNS = 5
 
 
@@ -84,33 +92,86 @@ def seed_bundle(owner, size):
     return bundle_version_publish(bundle_version=version, actor=owner)
 
 
+def median_of(action, runs=RUNS):
+    """Median seconds of ``action`` run inside a transaction rolled back each time."""
+    samples = []
+    for _ in range(runs):
+        with transaction.atomic():
+            started = time.perf_counter()
+            action()
+            samples.append(time.perf_counter() - started)
+            transaction.set_rollback(True)
+    return statistics.median(samples)
+
+
+WRITTEN = (Installation, WorkspaceSkill, SkillRevision, EgressRule, CredentialRequirement,
+           AgentSkill, Revision, Version)  # fmt: skip
+
+
+def rows_written_by(action) -> dict:
+    """Run ``action`` in a transaction rolled back afterwards; return the rows it inserted."""
+    with transaction.atomic():
+        before = {model: model.objects.aggregate(top=Max("pk"))["top"] or 0 for model in WRITTEN}
+        action()
+        written = {model: list(model.objects.filter(pk__gt=before[model])) for model in WRITTEN}
+        transaction.set_rollback(True)
+    return {model: rows for model, rows in written.items() if rows}
+
+
+def bare_insert(written: dict) -> None:
+    """The reference for apply: the very rows it inserted, bulk-inserted bare (the foreign
+    keys are deferred, so order does not matter; they are checked before the end)."""
+    for model, rows in written.items():
+        model.objects.bulk_create(rows)
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def namespace_read(workspace):
+    """The reference for plan creation: one read of the workspace's slugs."""
+    return list(WorkspaceSkill.objects.filter(workspace=workspace).values_list("slug", flat=True))
+
+
 def main():
     owner = get_user_model().objects.create_user("bench-owner")
-    workspace = seed_workspace(owner, WORKSPACE_SKILLS)
-    print(f"database: {connection.vendor}; workspace of {WORKSPACE_SKILLS:,} skills")
-    print("| bundle skills | plan create (median of 5) | queries | apply |")
-    print("| ---: | ---: | ---: | ---: |")
-    for size in (5, 50):
-        version = seed_bundle(owner, size)
-        timings = []
-        for _ in range(RUNS):
-            with CaptureQueriesContext(connection) as queries:
-                started = time.perf_counter()
+    versions = {size: seed_bundle(owner, size) for size in BUNDLE_SIZES}
+    print("## Plans: creation and apply\n")
+    print(f"PostgreSQL; median of {RUNS} runs, each in a transaction rolled back afterwards.")
+    print("Plan creation is compared with one read of the workspace's slugs; apply (install,")
+    print("approved, under the workspace lock, with its history) with a bare bulk insert of")
+    print("the very rows it wrote (installation, skills, revisions, history), captured from an")
+    print("apply and inserted again by `bulk_create`. Both references are timed in the same run.\n")
+    print("| workspace skills | bundle skills | plan create ms | queries | slug read ms "
+          "| ratio | apply ms | queries | rows written | bare insert ms | ratio |")  # fmt: skip
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for workspace_size in WORKSPACE_SIZES:
+        workspace = seed_workspace(owner, workspace_size)
+        for size, version in versions.items():
+            with CaptureQueriesContext(connection) as create_queries:
                 plan = plan_create(
                     workspace=workspace, kind="install", bundle_version=version, actor=owner
                 )
-                timings.append(time.perf_counter() - started)
-        from catalog.models import Plan
-
-        Plan.objects.filter(pk=plan.pk).update(status="approved", decided_by=owner)
-        started = time.perf_counter()
-        outcome = plan_apply(plan_id=plan.pk)
-        applied = time.perf_counter() - started
-        assert outcome == "applied", Plan.objects.get(pk=plan.pk).error
-        print(
-            f"| {size} | {statistics.median(timings) * 1000:.1f} ms | {len(queries)} "
-            f"| {applied * 1000:.1f} ms |"
-        )
+            create = median_of(
+                lambda version=version, workspace=workspace: plan_create(
+                    workspace=workspace, kind="install", bundle_version=version, actor=owner
+                )
+            )
+            read = median_of(lambda workspace=workspace: namespace_read(workspace))
+            Plan.objects.filter(pk=plan.pk).update(status="approved", decided_by=owner)
+            with transaction.atomic(), CaptureQueriesContext(connection) as apply_queries:
+                outcome = plan_apply(plan_id=plan.pk)
+                transaction.set_rollback(True)
+            assert outcome == "applied", Plan.objects.get(pk=plan.pk).error
+            apply = median_of(lambda plan=plan: plan_apply(plan_id=plan.pk))
+            written = rows_written_by(lambda plan=plan: plan_apply(plan_id=plan.pk))
+            insert = median_of(lambda written=written: bare_insert(written))
+            rows = sum(len(r) for r in written.values())
+            print(
+                f"| {workspace_size:,} | {size} | {create * 1000:.1f} | {len(create_queries)} "
+                f"| {read * 1000:.1f} | {create / read:.1f}x | {apply * 1000:.1f} "
+                f"| {len(apply_queries)} | {rows} | {insert * 1000:.1f} | {apply / insert:.1f}x |"
+            )
+    print()
 
 
 if __name__ == "__main__":

@@ -9,14 +9,14 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.models import AgentSkill
+from agents.models import Agent, AgentSkill
 from catalog.models import Installation, Plan, SkillRevision, SkillVersion, WorkspaceSkill
 from egress.models import CredentialRequirement, EgressRule
 from pixie.audit import audited
 from pixie.faults import checkpoint
 from pixie.models import Workspace
 
-from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
+from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,8 @@ def staleness(plan: Plan) -> str:
         installation=installation,
         agent_ids=plan.options.get("agents", []),
         fork_choices=plan.options.get("fork_choices", {}),
+        # Only the slugs the plan depends on: not the whole namespace again.
+        only_slugs=step_slugs(plan.steps),
     )
     reads = relevant_reads(reads, plan.steps, inputs)
     if fingerprint(reads) == plan.fingerprint:
@@ -255,8 +257,16 @@ def _apply_steps(plan: Plan) -> None:
 
     if plan.kind == Plan.Kind.UNINSTALL:
         Installation.objects.filter(pk=installation.pk).delete()
+    # History names each row by its skill and agent: read those once, not once per row.
+    skills = WorkspaceSkill.objects.in_bulk(touched | {a.skill_id for a in attachments})
+    agents = Agent.objects.in_bulk({a.agent_id for a in attachments})
+    for revision in revisions:
+        revision.skill = skills[revision.skill_id]
+    for attachment in attachments:
+        attachment.skill = skills[attachment.skill_id]
+        attachment.agent = agents[attachment.agent_id]
     for obj in [
-        *WorkspaceSkill.objects.filter(pk__in=touched),
+        *(skills[pk] for pk in touched),
         *revisions,
         *rules,
         *requirements,

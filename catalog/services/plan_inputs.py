@@ -108,7 +108,10 @@ def read_plan_inputs(
     installation: Installation | None,
     agent_ids: list[int],
     fork_choices: dict[str, str],
+    only_slugs: set[str] | None = None,
 ) -> tuple[PlanInputs, dict]:
+    """The plan's inputs and the reads it depends on. ``only_slugs`` (with the bundle's
+    own) narrows the namespace read, for a check that needs only those slugs' reads."""
     target = bundle_state(bundle_version) if kind != "uninstall" else None
     current = bundle_state(installation.bundle_version_id) if installation else None
     incoming = {s.slug for s in target.skills} if target else set()
@@ -117,9 +120,10 @@ def read_plan_inputs(
 
     occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
     heads: dict[str, int | None] = {}
-    for skill_id, slug, head_id in WorkspaceSkill.objects.filter(workspace=workspace).values_list(
-        "id", "slug", "head_id"
-    ):
+    namespace = WorkspaceSkill.objects.filter(workspace=workspace)
+    if only_slugs is not None:
+        namespace = namespace.filter(slug__in=only_slugs | incoming)
+    for skill_id, slug, head_id in namespace.values_list("id", "slug", "head_id"):
         heads[slug] = head_id
         if skill_id not in mine:
             occupied[slug] = "skill"
@@ -207,8 +211,7 @@ def read_plan_inputs(
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:
     """Keep only the skills whose slugs the plan depends on."""
     heads = reads.pop("_heads")
-    slugs = {s["slug"] for s in steps if "slug" in s}
-    slugs |= {s["from"] for s in steps if s["type"] == "skill.reslug"}
+    slugs = step_slugs(steps)
     slugs |= {s.slug for s in inputs.target.skills} if inputs.target else set()
     mine = {s.slug for s in inputs.installed.values()}
     # A skill the plan changes is read to its head revision; any other slug
@@ -217,6 +220,12 @@ def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:
         slug: heads.get(slug) if slug in mine else (slug in heads) for slug in sorted(slugs)
     }
     return reads
+
+
+def step_slugs(steps: list[dict]) -> set[str]:
+    """The slugs a plan's steps name (with the bundle's own, all its reads depend on)."""
+    slugs = {s["slug"] for s in steps if "slug" in s}
+    return slugs | {s["from"] for s in steps if s["type"] == "skill.reslug"}
 
 
 def fingerprint(reads: dict) -> str:

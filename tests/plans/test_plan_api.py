@@ -187,3 +187,32 @@ def test_plan_creation_runs_bounded_queries_whatever_the_bundle_size(
         response = create_plan(api, kind="install", bundle="big", version="1.0.0")
     assert response.status_code == 201
     assert len([s for s in response.json()["steps"] if s["type"] == "skill.create"]) == size
+
+
+def test_applying_a_plan_runs_the_same_queries_whatever_the_bundle_size(
+    api, acme, owner, agents, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from catalog.services import bundle_version_publish
+    from tests.factories import make_bundle_version, make_skill_version
+
+    costs = {}
+    for size in (1, 5, 50):  # the first warms per-process caches (content types)
+        skills = [
+            make_skill_version(f"s{size}-step-{i}", body="Use @query-ledger.") for i in range(size)
+        ]
+        bundle = make_bundle_version(f"big-{size}", skills=skills)
+        bundle_version_publish(bundle_version=bundle, actor=owner)
+        plan = create_plan(
+            api, kind="install", bundle=f"big-{size}", version="1.0.0",
+            agents=[a.slug for a in agents],
+        ).json()  # fmt: skip
+        with CaptureQueriesContext(connection) as queries:
+            assert approve(api, plan["id"], django_capture_on_commit_callbacks).status_code == 202
+        assert Plan.objects.get(pk=plan["id"]).status == "applied"
+        costs[size] = len(queries)
+    # The approval and the apply it queues (run on commit here), agents attached.
+    assert costs[5] == costs[50] <= 65, costs
+    assert WorkspaceSkill.objects.filter(workspace=acme).count() == 56
