@@ -19,6 +19,8 @@ from . import selectors, services
 from .models import Agent, AgentSkill
 from .promote import assembly_promote
 
+MENU_LIMIT = 200  # skills listed in the attach menu; a bigger workspace types the slug
+
 
 class PromoteForm(forms.Form):
     slug = forms.SlugField(max_length=64, help_text="The bundle's slug, e.g. collections-kit.")
@@ -54,12 +56,16 @@ def agent_page_urls(model_admin):
             .order_by("position", "id")
         )
         attached = {a.skill_id for a in attachments}
-        available = (
+        available = list(
             WorkspaceSkill.objects.filter(workspace=agent.workspace, archived_at__isnull=True)
             .exclude(pk__in=attached)
             .order_by("slug")
-            .only("id", "slug")
+            .only("id", "slug")[: MENU_LIMIT + 1]
         )
+        # A workspace of 10,000 skills would make a 10,000-option menu (half a megabyte):
+        # past MENU_LIMIT the owner types the slug instead.
+        if len(available) > MENU_LIMIT:
+            available = None
         return render(
             request,
             agent,
@@ -138,9 +144,12 @@ def agent_page_urls(model_admin):
 def _apply(request, agent: Agent, action: str) -> None:
     actor = request.user
     if action == "attach":
-        skill = WorkspaceSkill.objects.filter(
-            workspace=agent.workspace, pk=request.POST.get("skill") or 0
-        ).first()
+        skills = WorkspaceSkill.objects.filter(workspace=agent.workspace)
+        typed = request.POST.get("skill_slug", "").strip().removeprefix("@")
+        if typed:
+            skill = skills.filter(slug=typed).first()
+        else:
+            skill = skills.filter(pk=request.POST.get("skill") or 0).first()
         if skill is None:
             raise PixieError("Choose a skill of this workspace to attach")
         services.agent_skill_attach(

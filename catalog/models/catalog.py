@@ -147,6 +147,8 @@ class Bundle(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Lists page through bundles by name (the admin's changelist, the catalog API).
+        indexes = [models.Index(fields=["name", "slug"], name="bundle_by_name")]
 
     def __str__(self):
         return self.name

@@ -325,6 +325,7 @@ def _attach(plan: Plan) -> list[AgentSkill]:
     }
     last = dict(
         AgentSkill.objects.filter(agent_id__in=[s["agent_id"] for s in steps])
+        .order_by()  # else the default ordering joins every agent into the GROUP BY
         .values("agent_id")
         .annotate(top=Max("position"))
         .values_list("agent_id", "top")

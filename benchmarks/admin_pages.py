@@ -1,0 +1,142 @@
+"""Query count and render time of the admin's heaviest pages, as a Markdown section.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> .venv/bin/python benchmarks/admin_pages.py
+
+Seeds a throwaway test database with bench_seed (10,000 published bundles; two
+workspaces of 10,000 skills whose agents have 50 skills each; a 50-skill
+bundle), proposes a 50-skill install plan, and fetches each page RUNS times
+with Django's test client, logged in as the person who uses it: the operator
+for the bundle list, the workspace owner for the plan and agent pages. Prints
+``## Admin pages``: page, data size, queries, median render time, HTML size.
+"""
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_test_database  # noqa: E402
+
+connection, teardown = django_with_test_database()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.urls import reverse  # noqa: E402
+
+from agents.models import Agent  # noqa: E402
+from catalog.models import BundleVersion  # noqa: E402
+from catalog.services.plans import plan_create  # noqa: E402
+from pixie.bench_seed import SeedSizes, seed  # noqa: E402
+from pixie.models import Membership, Workspace  # noqa: E402
+
+RUNS = 7
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def browser_for(user) -> Client:
+    browser = Client()
+    browser.force_login(user)
+    return browser
+
+
+def measure(browser: Client, url: str) -> tuple[int, float, int]:
+    """(queries, median seconds, bytes) over RUNS fetches, after one warm-up."""
+    response = browser.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    # Counted at the cursor: the request_started signal empties connection.queries.
+    queries = []
+    with connection.execute_wrapper(lambda execute, *args: queries.append(1) or execute(*args)):
+        browser.get(url)
+    timings = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        response = browser.get(url)
+        timings.append(time.perf_counter() - started)
+    return len(queries), statistics.median(timings), len(response.content)
+
+
+def main() -> list[str]:
+    started = time.perf_counter()
+    catalog = seed(
+        sizes=SeedSizes(
+            workspaces=2,
+            skills_per_workspace=10_000,
+            agents_per_workspace=10,
+            skills_per_agent=50,
+            bundles=10_000,
+            skills_per_bundle=5,
+        ),
+        prefix="bench",
+        progress=log,
+    )
+    big = seed(sizes=SeedSizes(workspaces=0, bundles=1, skills_per_bundle=50), prefix="big")
+    log(f"seeded {catalog.total + big.total:,} rows in {time.perf_counter() - started:.1f} s")
+
+    operator = get_user_model().objects.get(pk=catalog.operator_id)
+    workspace = Workspace.objects.get(pk=catalog.workspace_ids[0])
+    owner = Membership.objects.get(workspace=workspace, role="owner").user
+    plan = plan_create(
+        workspace=workspace,
+        kind="install",
+        bundle_version=BundleVersion.objects.get(pk=big.bundle_version_ids[0]),
+        actor=owner,
+    )
+    agent = Agent.objects.filter(workspace=workspace).order_by("pk").first()
+    pages = [
+        (
+            "bundle changelist (operator)",
+            f"{catalog.rows['bundles'] + big.rows['bundles']:,} bundles",
+            operator,
+            reverse("admin:catalog_bundle_changelist"),
+        ),
+        (
+            "plan review (owner)",
+            f"{len(plan.steps)} steps, 50 skills",
+            owner,
+            reverse("admin:catalog_plan_review", args=[plan.pk]),
+        ),
+        (
+            "agent change (owner)",
+            "50 skills",
+            owner,
+            reverse("admin:agents_agent_change", args=[agent.pk]),
+        ),
+        (
+            "agent skills (owner)",
+            "50 skills of a 10,000-skill workspace",
+            owner,
+            reverse("admin:agents_agent_skills", args=[agent.pk]),
+        ),
+    ]
+    lines = [
+        "## Admin pages",
+        "",
+        f"Django's test client against PostgreSQL, bench_seed data; median of {RUNS} "
+        "renders after a warm-up (the whole request: middleware, queries, template).",
+        "",
+        "| page | data size | queries | median render | HTML |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for title, size, user, url in pages:
+        log(title)
+        queries, seconds, length = measure(browser_for(user), url)
+        lines.append(
+            f"| {title} | {size} | {queries} | {seconds * 1000:.1f} ms | {length / 1024:,.0f} KiB |"
+        )
+    lines.append("")
+    return lines
+
+
+if __name__ == "__main__":
+    if connection.vendor != "postgresql":
+        teardown()
+        raise SystemExit("admin_pages.py needs PostgreSQL: set DATABASE_URL")
+    try:
+        lines = main()
+    finally:
+        teardown()
+    print("\n".join(lines))
