@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import reversion
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Case, Count, F, Q, Value, When
 from django.utils import timezone
 
 from agents.models import AgentSkill
@@ -145,12 +145,10 @@ def repoint_apply(*, plan_id: int) -> str:
     agent_ids = plan.options.get("agents") or []
     chunks_moved = 0
     try:
-        for step in plan.steps:
-            if step["type"] != "repoint.move":
-                continue
+        for batch in _batches([s for s in plan.steps if s["type"] == "repoint.move"]):
             while True:
                 checkpoint(f"repoint.chunk.{chunks_moved + 1}")
-                if not _move_chunk(plan, step, agent_ids, chunks_moved + 1):
+                if not _move_chunk(plan, batch, agent_ids, chunks_moved + 1):
                     break
                 chunks_moved += 1
     except TRANSIENT_ERRORS:
@@ -165,20 +163,35 @@ def repoint_apply(*, plan_id: int) -> str:
     return Plan.State.APPLIED
 
 
-def _move_chunk(plan: Plan, step: dict, agent_ids: list[int], chunk_number: int) -> int:
-    """Move up to CHUNK attachments still on the old revision; return how many moved."""
+def _batches(moves: list[dict]) -> list[list[dict]]:
+    """Moves grouped so that a chunk serves several small ones at once: a fleet whose
+    pins are spread over thousands of skills moves in a few chunks, not one per skill."""
+    batches: list[list[dict]] = []
+    size = CHUNK
+    for move in moves:
+        if size + move["count"] > CHUNK:
+            batches.append([])
+            size = 0
+        batches[-1].append(move)
+        size += move["count"]
+    return batches
+
+
+def _move_chunk(plan: Plan, batch: list[dict], agent_ids: list[int], chunk_number: int) -> int:
+    """Move up to CHUNK attachments still on the batch's old revisions; return how many."""
+    to_of = {move["from_revision_id"]: move["to_revision_id"] for move in batch}
     with transaction.atomic():
         Workspace.objects.select_for_update().get(pk=plan.workspace_id)
-        rows = AgentSkill.objects.filter(
-            skill_id=step["skill_id"], pinned_revision_id=step["from_revision_id"]
-        )
+        rows = AgentSkill.objects.filter(pinned_revision_id__in=to_of)
         if agent_ids:
             rows = rows.filter(agent_id__in=agent_ids)
         # One statement: the next chunk's ids in a subquery, updated only if still behind.
         chunk = rows.order_by("id").values("id")[:CHUNK]
-        moved = AgentSkill.objects.filter(
-            Q(id__in=chunk), pinned_revision_id=step["from_revision_id"]
-        ).update(pinned_revision_id=step["to_revision_id"])
+        whens = [When(pinned_revision_id=old, then=Value(new)) for old, new in to_of.items()]
+        new_revision = Value(batch[0]["to_revision_id"]) if len(batch) == 1 else Case(*whens)
+        moved = AgentSkill.objects.filter(Q(id__in=chunk), pinned_revision_id__in=to_of).update(
+            pinned_revision_id=new_revision
+        )
         if not moved:
             return 0
         checkpoint(f"repoint.chunk.{chunk_number}.moved")  # rows moved, progress not yet
@@ -187,11 +200,17 @@ def _move_chunk(plan: Plan, step: dict, agent_ids: list[int], chunk_number: int)
         with reversion.create_revision(atomic=False):
             reversion.set_user(plan.decided_by)
             reversion.set_comment(
-                f"Repoint plan #{plan.pk}: moved {moved} attachments of @{step['slug']} "
-                f"r{step['from']} → r{step['to']} (chunk {chunk_number})"
+                f"Repoint plan #{plan.pk}: moved {moved} attachments of {_what(batch)} "
+                f"(chunk {chunk_number})"
             )
             reversion.add_to_revision(Plan.objects.get(pk=plan.pk))
         return moved
+
+
+def _what(batch: list[dict]) -> str:
+    if len(batch) == 1:
+        return f"@{batch[0]['slug']} r{batch[0]['from']} → r{batch[0]['to']}"
+    return f"{len(batch)} skills (@{batch[0]['slug']} … @{batch[-1]['slug']})"
 
 
 def progress_of(plan: Plan) -> dict:

@@ -175,7 +175,7 @@ class _LocalSkills(Mapping):
     """
 
     def __init__(self, workspace: Workspace, incoming: set[str]):
-        self._skills = WorkspaceSkill.objects.filter(workspace=workspace)
+        self._skills = WorkspaceSkill.objects.filter(workspace=workspace).order_by()  # no sort
         self._slugs = set(self._skills.values_list("slug", flat=True))
         # The share's own slugs are the ones whose content merge compares: one query.
         self._content: dict[str, tuple[str, str]] = {

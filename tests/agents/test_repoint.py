@@ -127,3 +127,25 @@ def test_the_api_plans_a_repoint_and_reports_progress(
         api.post(f"/api/workspaces/acme/plans/{plan['id']}/approve/")
     body = api.get(f"/api/workspaces/acme/plans/{plan['id']}/").json()
     assert body["status"] == "applied" and body["progress"]["done"] == 2
+
+
+def test_pins_spread_over_many_skills_move_in_a_few_chunks(
+    acme, owner, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents.fleet import make_fleet
+
+    # 300 skills with 3 pinned agents each: 300 small moves, 900 attachments.
+    _, old, new = make_fleet(acme, agents=3, skills=300, actor=owner)
+    plan = repoint_create(workspace=acme, actor=owner)
+    assert len([s for s in plan.steps if s["type"] == "repoint.move"]) == 300
+    with CaptureQueriesContext(connection) as queries:
+        approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    plan.refresh_from_db()
+    assert plan.status == "applied" and plan.progress_done == 900
+    assert AgentSkill.objects.filter(pinned_revision__in=new).count() == 900
+    (chunk,) = Revision.objects.filter(comment__startswith=f"Repoint plan #{plan.pk}:")
+    assert "900 attachments of 300 skills" in chunk.comment
+    assert len(queries) < 40, len(queries)  # not a few queries per skill
