@@ -195,8 +195,8 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
-# Load balancers probe /healthz over plain HTTP on the private network.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Load balancers probe /healthz and /livez over plain HTTP on the private network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$"]
 
 # Logs go to stderr, one line a record; LOG_FORMAT=json (scripts/prod) makes
 # each a JSON object with request_id and task_id (pixie/logs.py).
