@@ -1,0 +1,555 @@
+"""Load test of Pixie's production stack (issue 7, item 6) and the catalog API's
+throughput against a trivial endpoint (issue 8), with one command each:
+
+    .venv/bin/python benchmarks/load.py [--users 20] [--seconds 60]
+    .venv/bin/python benchmarks/load.py --ratio [--users 20] [--seconds 20]
+
+Each run makes a fresh PostgreSQL database, starts the real stack with
+scripts/prod (gunicorn and a Celery worker with beat, on loopback), seeds it
+(benchmarks/load/seed.py: the demo catalog, one account and workspace per
+virtual user), runs locust headless at a fixed concurrency
+(benchmarks/load/locustfile.py), reads locust's figures and the plans the
+workers applied, stops the stack, checks nothing of it is left running, and
+drops the database. Only a Markdown section goes to stdout; progress goes to
+stderr. The exit status is non-zero if any request failed: zero errors is the bar.
+
+The load run mixes catalog browsing, plan owners (install, upgrade, uninstall,
+each plan approved and polled until the worker has applied it) and inbox readers.
+The --ratio run measures, one after the other at the same concurrency, /livez
+(no database), the bundle list and a bundle version's detail, then /livez again.
+
+PostgreSQL comes from --postgres (default postgres://postgres@127.0.0.1:5432),
+Redis from --redis-url (default $REDIS_URL); the stack gets a Celery queue of
+its own, so other workers on that Redis take none of its tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import json
+import os
+import platform
+import secrets
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCUSTFILE = ROOT / "benchmarks" / "load" / "locustfile.py"
+SEED_SCRIPT = ROOT / "benchmarks" / "load" / "seed.py"
+LOAD_CLASSES = ["CatalogBrowser", "PlanOwner", "InboxReader"]
+# (locust class, what it asks for) in the order the ratio run measures them
+RATIO_RUNS = [
+    ("Livez", "trivial: GET /livez"),
+    ("BundleList", "catalog: GET /api/bundles/"),
+    ("BundleVersionDetail", "catalog: GET /api/bundles/{slug}/versions/{version}/"),
+    ("Livez", "trivial: GET /livez"),
+]
+RATIO_TARGET = 0.40
+
+
+def log(message: str) -> None:
+    print(f"[load] {message}", file=sys.stderr, flush=True)
+
+
+# --- The stack ---------------------------------------------------------------
+
+
+@contextmanager
+def fresh_database(server: str):
+    """A new, empty PostgreSQL database's URL; dropped afterwards."""
+    name = f"load_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=3) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    log(f"database {name} created")
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        log(f"database {name} dropped")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def process_group(group: int) -> list[int]:
+    """Live processes in a process group (zombies waiting for a parent count as gone)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == group:
+            members.append(int(stat.parent.name))
+    return members
+
+
+@dataclass
+class Stack:
+    process: subprocess.Popen
+    port: int
+    env: dict
+    log_path: Path
+    web_workers: int
+    celery_processes: int
+    leftover: list[int] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@contextmanager
+def production_stack(*, database_url: str, redis_url: str, workdir: Path):
+    """scripts/prod on a free loopback port, healthy; stopped with SIGTERM afterwards."""
+    port = _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)},
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "BEHIND_TLS_PROXY": "1",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(secrets.token_bytes(32)).decode(),
+        "PORT": str(port),
+        "CELERY_TASK_DEFAULT_QUEUE": f"pixie-load-{uuid.uuid4().hex[:8]}",
+        "PIXIE_DATA_DIR": str(workdir),
+        "STATIC_ROOT": str(workdir / "static"),
+    }
+    env.pop("PIXIE_PAUSE_AT", None)
+    cores = os.cpu_count() or 1
+    stack_log = workdir / "prod.log"
+    with stack_log.open("wb") as output:
+        process = subprocess.Popen(
+            [str(ROOT / "scripts" / "prod")], cwd=ROOT, env=env, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    stack = Stack(
+        process=process,
+        port=port,
+        env=env,
+        log_path=stack_log,
+        web_workers=int(env.get("WEB_CONCURRENCY") or 2 * cores + 1),
+        celery_processes=int(env.get("CELERY_CONCURRENCY") or cores),
+    )
+    try:
+        _wait_until_healthy(stack)
+        log(f"stack healthy at {stack.url} (log: {stack_log})")
+        yield stack
+    finally:
+        stack.leftover = _stop(process)
+
+
+def _wait_until_healthy(stack: Stack, deadline: float = 120) -> None:
+    started = time.monotonic()
+    while time.monotonic() - started < deadline:
+        if stack.process.poll() is not None:
+            raise RuntimeError(f"scripts/prod ended:\n{stack.log_path.read_text()[-3000:]}")
+        try:
+            url = f"{stack.url}/healthz"  # loopback, http: no other scheme can get here
+            request = urllib.request.Request(url, headers={"X-Forwarded-Proto": "https"})  # noqa: S310
+            with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310
+                if json.load(response).get("status") == "ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(
+        f"no healthy /healthz in {deadline} s:\n{stack.log_path.read_text()[-3000:]}"
+    )
+
+
+def _stop(process: subprocess.Popen) -> list[int]:
+    """SIGTERM to scripts/prod, which stops its children; what was still running after."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    with suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=60)
+    deadline = time.monotonic() + 15
+    while process_group(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    leftover = process_group(process.pid)
+    if leftover:
+        log(f"processes left after SIGTERM: {leftover}; killing them")
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    else:
+        log("stack stopped; no process of it left")
+    return leftover
+
+
+def seed(stack: Stack, *, accounts: int, messages: int, workdir: Path) -> Path:
+    """Seed the stack's database (in-process deliveries: no REDIS_URL); the JSON's path."""
+    env = {**stack.env, "REDIS_URL": "", "LOG_LEVEL": "WARNING"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(SEED_SCRIPT), "--accounts", str(accounts), "--messages",
+         str(messages)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"seeding failed:\n{done.stderr[-3000:]}")
+    path = workdir / "seed.json"
+    path.write_text(done.stdout.strip().splitlines()[-1])
+    log(f"seeded {accounts} accounts, {messages} messages each, in "
+        f"{time.monotonic() - started:.1f} s")  # fmt: skip
+    return path
+
+
+# --- Locust ------------------------------------------------------------------
+
+
+@dataclass
+class LocustRun:
+    rows: dict[str, dict]  # request name -> locust's stats row
+    failures: list[dict]
+    started: datetime
+    finished: datetime
+    users: int
+    seconds: int
+    classes: list[str]
+
+    @property
+    def errors(self) -> int:
+        return sum(int(row["Failure Count"]) for row in self.rows.values())
+
+
+def run_locust(
+    stack: Stack, *, seed_path: Path, classes: list[str], users: int, seconds: int, workdir: Path
+) -> LocustRun:
+    prefix = workdir / f"locust-{'-'.join(classes)}-{uuid.uuid4().hex[:6]}"
+    command = [
+        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
+        "--users", str(users), "--spawn-rate", str(users), "--run-time", f"{seconds}s",
+        "--host", stack.url, "--csv", str(prefix), "--only-summary",
+        "--loglevel", "WARNING", "--logfile", f"{prefix}.log", *classes,
+    ]  # fmt: skip
+    env = {**os.environ, "PIXIE_LOAD_SEED": str(seed_path)}
+    log(f"locust: {users} users of {', '.join(classes)} for {seconds} s")
+    started = datetime.now(UTC)
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    finished = datetime.now(UTC)
+    stats = Path(f"{prefix}_stats.csv")
+    if not stats.exists():
+        raise RuntimeError(
+            f"locust wrote no figures (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
+    with stats.open() as file:
+        rows = {row["Name"]: row for row in csv.DictReader(file)}
+    with Path(f"{prefix}_failures.csv").open() as file:
+        failures = list(csv.DictReader(file))
+    run = LocustRun(rows, failures, started, finished, users, seconds, classes)
+    aggregated = rows.get("Aggregated", {})
+    log(f"locust: {aggregated.get('Request Count')} requests, {run.errors} errors, "
+        f"{float(aggregated.get('Requests/s') or 0):.1f} req/s")  # fmt: skip
+    return run
+
+
+# --- The database's side -----------------------------------------------------
+
+
+def plans_applied(database_url: str, *, since: datetime, until: datetime) -> dict:
+    """Plans the workers applied between since and until, and how long each took."""
+    with psycopg.connect(database_url) as connection:
+        applied, first, last, p50, p95 = connection.execute(
+            """
+            SELECT count(*), min(finished_at), max(finished_at),
+                   percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - decided_at),
+                   percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - decided_at)
+            FROM catalog_plan
+            WHERE status = 'applied' AND finished_at BETWEEN %s AND %s
+            """,
+            [since, until],
+        ).fetchone()
+        by_kind = dict(
+            connection.execute(
+                """SELECT kind, count(*) FROM catalog_plan
+                   WHERE status = 'applied' AND finished_at BETWEEN %s AND %s GROUP BY kind""",
+                [since, until],
+            ).fetchall()
+        )
+        unfinished = connection.execute(
+            "SELECT count(*) FROM catalog_plan WHERE status NOT IN ('applied', 'proposed')"
+            " AND finished_at IS NULL"
+        ).fetchone()[0]
+        bad = connection.execute(
+            "SELECT count(*) FROM catalog_plan WHERE status IN ('failed', 'stale')"
+        ).fetchone()[0]
+        version = connection.execute("SHOW server_version").fetchone()[0]
+    window = (until - since).total_seconds()
+    return {
+        "applied": applied,
+        "by_kind": by_kind,
+        "window": window,
+        "per_minute": applied * 60 / window if window else 0.0,
+        "apply_p50": p50.total_seconds() if p50 else None,
+        "apply_p95": p95.total_seconds() if p95 else None,
+        "unfinished": unfinished,
+        "failed_or_stale": bad,
+        "postgres": version,
+    }
+
+
+# --- The report --------------------------------------------------------------
+
+
+def _machine() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = os.cpu_count() or 1
+    return f"{cores} cores{f' ({model})' if model else ''}, Python {platform.python_version()}"
+
+
+def _ms(value: str) -> str:
+    return "–" if value in ("", "N/A") else f"{float(value):.0f}"
+
+
+def _row(name: str, row: dict) -> str:
+    count = int(row["Request Count"])
+    errors = int(row["Failure Count"])
+    rate = f"{100 * errors / count:.2f}%" if count else "–"
+    group, _, what = name.partition(": ")
+    return (
+        f"| {group} | `{what or name}` | {count} | {float(row['Requests/s']):.1f} | "
+        f"{_ms(row['50%'])} | {_ms(row['95%'])} | {_ms(row['99%'])} | {errors} | {rate} |"
+    )
+
+
+TABLE_HEAD = [
+    "| group | request | count | req/s | p50 ms | p95 ms | p99 ms | errors | error rate |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+]
+
+
+def load_section(run: LocustRun, plans: dict, stack_info: dict, command: str) -> str:
+    http = {name: row for name, row in run.rows.items() if row["Type"] != "PLAN"}
+    waits = {name: row for name, row in run.rows.items() if row["Type"] == "PLAN"}
+    groups: dict[str, list[str]] = {}
+    for name in http:
+        if name != "Aggregated":
+            groups.setdefault(name.partition(": ")[0], []).append(name)
+    lines = [
+        "## Load",
+        "",
+        f"`{command}`, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {_machine()}, "
+        f"PostgreSQL {plans['postgres']}.",
+        "",
+        f"- Concurrency: **{run.users} virtual users** ({', '.join(run.classes)}, weighted "
+        "2 : 1 : 1), each sending its next request as soon as the last one answered "
+        "(no think time); locust and the stack share the machine.",
+        f"- Duration: {run.seconds} s; stack: `scripts/prod` with {stack_info['web_workers']} "
+        f"gunicorn workers and a Celery worker of {stack_info['celery_processes']} processes.",
+        "- Every virtual user has its own token and workspace: plan owners install, "
+        "upgrade and uninstall the demo bundle, approving each plan and polling it until "
+        "applied; inbox readers list 10 sealed messages, opened by the server.",
+        "",
+        *TABLE_HEAD,
+    ]
+    for group in sorted(groups):
+        lines += [_row(name, http[name]) for name in sorted(groups[group])]
+    if "Aggregated" in http:
+        lines.append(_row("all: every request", http["Aggregated"]))
+    errors = sum(int(row["Failure Count"]) for name, row in http.items() if name != "Aggregated")
+    lines += [""]
+    for row in waits.values():
+        lines.append(
+            f"- Plan approved → seen applied by its owner (polling every 0.2 s): "
+            f"{row['Request Count']} plans, p50 {_ms(row['50%'])} ms, p95 {_ms(row['95%'])} ms, "
+            f"p99 {_ms(row['99%'])} ms, {row['Failure Count']} not applied."
+        )
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(plans["by_kind"].items()))
+    lines.append(
+        f"- **Plans applied by the workers: {plans['per_minute']:.0f} per minute** "
+        f"({plans['applied']} in {plans['window']:.0f} s: {kinds or 'none'}); approval → "
+        f"applied in the database: p50 {_seconds(plans['apply_p50'])}, "
+        f"p95 {_seconds(plans['apply_p95'])}; failed or stale: {plans['failed_or_stale']}."
+    )
+    lines.append(
+        f"- **Errors: {errors}** of {http.get('Aggregated', {}).get('Request Count', 0)} "
+        f"requests{' (the bar is zero)' if errors else ' (the bar: zero)'}."
+    )
+    lines += _failure_lines(run)
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value * 1000:.0f} ms"
+
+
+def _failure_lines(run: LocustRun) -> list[str]:
+    if not run.failures:
+        return []
+    lines = ["", "| request | error | occurrences |", "| --- | --- | ---: |"]
+    for failure in run.failures:
+        error = failure["Error"].replace("|", "\\|").replace("\n", " ")[:200]
+        lines.append(f"| `{failure['Name']}` | {error} | {failure['Occurrences']} |")
+    return lines
+
+
+def ratio_section(runs: list[tuple[str, LocustRun]], stack_info: dict, command: str) -> str:
+    def rps(run: LocustRun, name: str) -> float:
+        return float(run.rows[name]["Requests/s"])
+
+    trivial = [
+        rps(run, name)
+        for (cls, run), (_, name) in zip(runs, RATIO_RUNS, strict=True)
+        if cls == "Livez"
+    ]
+    reference = statistics.mean(trivial)
+    first = runs[0][1]
+    lines = [
+        "## Catalog API throughput",
+        "",
+        f"`{command}`, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {_machine()}.",
+        "",
+        f"Requests per second at **{first.users} concurrent users** (no think time, token "
+        f"auth), {first.seconds} s each, one after the other on one `scripts/prod` stack "
+        f"({stack_info['web_workers']} gunicorn workers); the trivial endpoint `/livez` "
+        "touches no database and is measured first and last, and the reference is the mean "
+        f"of the two. Target: the catalog API at ≥ {RATIO_TARGET:.0%} of the reference.",
+        "",
+        "| run | request | req/s | p50 ms | p95 ms | p99 ms | errors | ratio to /livez |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for number, ((_cls, run), (_, name)) in enumerate(zip(runs, RATIO_RUNS, strict=True), start=1):
+        row = run.rows[name]
+        ratio = rps(run, name) / reference if reference else 0.0
+        mark = "" if name.startswith("trivial") else (" ✓" if ratio >= RATIO_TARGET else " ✗")
+        lines.append(
+            f"| {number} | `{name.partition(': ')[2]}` | {rps(run, name):.1f} | "
+            f"{_ms(row['50%'])} | {_ms(row['95%'])} | {_ms(row['99%'])} | "
+            f"{row['Failure Count']} | {ratio:.0%}{mark} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def ratios(runs: list[tuple[str, LocustRun]]) -> dict[str, float]:
+    """Each catalog request's req/s over the mean of the trivial runs'."""
+    figures = [
+        (name, float(run.rows[name]["Requests/s"]))
+        for (_, run), (_, name) in zip(runs, RATIO_RUNS, strict=True)
+    ]
+    reference = statistics.mean(rps for name, rps in figures if name.startswith("trivial"))
+    return {name: rps / reference for name, rps in figures if not name.startswith("trivial")}
+
+
+# --- The two runs --------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    markdown: str
+    errors: int
+    leftover: list[int]
+    runs: list[LocustRun]
+    plans: dict | None = None
+
+
+def measure_load(*, users: int, seconds: int, postgres: str, redis_url: str, command: str,
+                 messages: int = 10) -> Outcome:  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="pixie-load-") as temporary:
+        workdir = Path(temporary)
+        with fresh_database(postgres) as database_url:
+            with production_stack(
+                database_url=database_url, redis_url=redis_url, workdir=workdir
+            ) as stack:
+                seed_path = seed(stack, accounts=users, messages=messages, workdir=workdir)
+                run = run_locust(
+                    stack, seed_path=seed_path, classes=LOAD_CLASSES, users=users,
+                    seconds=seconds, workdir=workdir,
+                )  # fmt: skip
+                # An apply approved in the last moments finishes after locust stops;
+                # it counts only if it finished inside the run's window.
+                plans = plans_applied(database_url, since=run.started, until=run.finished)
+            info = {"web_workers": stack.web_workers, "celery_processes": stack.celery_processes}
+    markdown = load_section(run, plans, info, command)
+    return Outcome(markdown, run.errors, stack.leftover, [run], plans)
+
+
+def measure_ratio(*, users: int, seconds: int, postgres: str, redis_url: str,
+                  command: str) -> Outcome:  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="pixie-load-") as temporary:
+        workdir = Path(temporary)
+        with fresh_database(postgres) as database_url:
+            with production_stack(
+                database_url=database_url, redis_url=redis_url, workdir=workdir
+            ) as stack:
+                # One account per user and run: a run's users take accounts afresh.
+                seed_path = seed(stack, accounts=users, messages=0, workdir=workdir)
+                log("warm-up (discarded)")
+                run_locust(
+                    stack, seed_path=seed_path, users=users, seconds=3, workdir=workdir,
+                    classes=sorted({cls for cls, _ in RATIO_RUNS}),
+                )  # fmt: skip
+                runs = []
+                for cls, _name in RATIO_RUNS:
+                    run = run_locust(
+                        stack, seed_path=seed_path, classes=[cls], users=users,
+                        seconds=seconds, workdir=workdir,
+                    )  # fmt: skip
+                    runs.append((cls, run))
+            info = {"web_workers": stack.web_workers, "celery_processes": stack.celery_processes}
+    markdown = ratio_section(runs, info, command)
+    errors = sum(run.errors for _, run in runs)
+    return Outcome(markdown, errors, stack.leftover, [run for _, run in runs])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Load test of the production stack (issue 7) or, with --ratio, the "
+        "catalog API's throughput against /livez (issue 8). Markdown on stdout."
+    )
+    parser.add_argument("--users", type=int, default=20, help="concurrent virtual users (20)")
+    parser.add_argument(
+        "--seconds", type=int, help="how long locust runs (60; with --ratio, each run: 20)"
+    )
+    parser.add_argument("--ratio", action="store_true", help="the throughput ratio instead")
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument(
+        "--redis-url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    )
+    args = parser.parse_args(argv)
+    seconds = args.seconds or (20 if args.ratio else 60)
+    shown = [a for a in (argv if argv is not None else sys.argv[1:])]
+    command = shlex.join([".venv/bin/python", "benchmarks/load.py", *shown])
+    measure = measure_ratio if args.ratio else measure_load
+    outcome = measure(
+        users=args.users, seconds=seconds, postgres=args.postgres, redis_url=args.redis_url,
+        command=command,
+    )  # fmt: skip
+    print(outcome.markdown)
+    if outcome.errors:
+        log(f"{outcome.errors} requests failed: the bar is zero")
+    if outcome.leftover:
+        log(f"the stack left processes behind: {outcome.leftover}")
+    return 1 if outcome.errors or outcome.leftover else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
