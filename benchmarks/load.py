@@ -2,7 +2,7 @@
 throughput against a trivial endpoint (issue 8), with one command each:
 
     .venv/bin/python benchmarks/load.py [--users 20] [--seconds 60]
-    .venv/bin/python benchmarks/load.py --ratio [--users 20] [--seconds 20]
+    .venv/bin/python benchmarks/load.py --ratio [--users 20] [--seconds 10] [--rounds 3]
 
 Each run makes a fresh PostgreSQL database, starts the real stack with
 scripts/prod (gunicorn and a Celery worker with beat, on loopback), seeds it
@@ -16,7 +16,9 @@ stderr. The exit status is non-zero if any request failed: zero errors is the ba
 The load run mixes catalog browsing, plan owners (install, upgrade, uninstall,
 each plan approved and polled until the worker has applied it) and inbox readers.
 The --ratio run measures, one after the other at the same concurrency, /livez
-(no database), the bundle list and a bundle version's detail, then /livez again.
+(no database), the bundle list and a bundle version's detail, in rounds; the
+ratio is each catalog request's req/s over /livez's in the same round (median
+over the rounds), which holds on a machine whose load drifts.
 
 PostgreSQL comes from --postgres (default postgres://postgres@127.0.0.1:5432),
 Redis from --redis-url (default $REDIS_URL); the stack gets a Celery queue of
@@ -53,12 +55,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILE = ROOT / "benchmarks" / "load" / "locustfile.py"
 SEED_SCRIPT = ROOT / "benchmarks" / "load" / "seed.py"
 LOAD_CLASSES = ["CatalogBrowser", "PlanOwner", "InboxReader"]
-# (locust class, what it asks for) in the order the ratio run measures them
-RATIO_RUNS = [
-    ("Livez", "trivial: GET /livez"),
+# (locust class, the request it makes) for the ratio; TRIVIAL is the reference.
+TRIVIAL = ("Livez", "trivial: GET /livez")
+CATALOG = [
     ("BundleList", "catalog: GET /api/bundles/"),
     ("BundleVersionDetail", "catalog: GET /api/bundles/{slug}/versions/{version}/"),
-    ("Livez", "trivial: GET /livez"),
 ]
 RATIO_TARGET = 0.40
 
@@ -412,51 +413,67 @@ def _failure_lines(run: LocustRun) -> list[str]:
     return lines
 
 
-def ratio_section(runs: list[tuple[str, LocustRun]], stack_info: dict, command: str) -> str:
-    def rps(run: LocustRun, name: str) -> float:
-        return float(run.rows[name]["Requests/s"])
+@dataclass
+class Round:
+    """One round of the ratio run: each endpoint measured for the same time, in turn."""
 
-    trivial = [
-        rps(run, name)
-        for (cls, run), (_, name) in zip(runs, RATIO_RUNS, strict=True)
-        if cls == "Livez"
-    ]
-    reference = statistics.mean(trivial)
-    first = runs[0][1]
+    runs: dict[str, LocustRun]  # request name -> its run
+
+    def rps(self, name: str) -> float:
+        return float(self.runs[name].rows[name]["Requests/s"])
+
+    def ratio(self, name: str) -> float:
+        reference = self.rps(TRIVIAL[1])
+        return self.rps(name) / reference if reference else 0.0
+
+
+def ratios(rounds: list[Round]) -> dict[str, float]:
+    """Each catalog request's median, over the rounds, of its req/s over /livez's."""
+    return {name: statistics.median(r.ratio(name) for r in rounds) for _, name in CATALOG}
+
+
+def ratio_section(rounds: list[Round], stack_info: dict, command: str) -> str:
+    first = next(iter(rounds[0].runs.values()))
     lines = [
         "## Catalog API throughput",
         "",
         f"`{command}`, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {_machine()}.",
         "",
         f"Requests per second at **{first.users} concurrent users** (no think time, token "
-        f"auth), {first.seconds} s each, one after the other on one `scripts/prod` stack "
-        f"({stack_info['web_workers']} gunicorn workers); the trivial endpoint `/livez` "
-        "touches no database and is measured first and last, and the reference is the mean "
-        f"of the two. Target: the catalog API at ≥ {RATIO_TARGET:.0%} of the reference.",
+        f"auth) on one `scripts/prod` stack ({stack_info['web_workers']} gunicorn workers), "
+        f"against `/livez` (no database, no authentication) on the same stack. "
+        f"{len(rounds)} rounds; in each, every endpoint runs {first.seconds} s in turn "
+        "(the order reversed every other round, so a drift in the machine's load "
+        "falls on both sides), and a round's ratio compares its own runs. Target: "
+        f"the catalog API at ≥ {RATIO_TARGET:.0%} of `/livez`.",
         "",
-        "| run | request | req/s | p50 ms | p95 ms | p99 ms | errors | ratio to /livez |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| request | req/s per round | p50 ms | p95 ms | p99 ms | errors | ratio per round "
+        "| **median ratio** |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
-    for number, ((_cls, run), (_, name)) in enumerate(zip(runs, RATIO_RUNS, strict=True), start=1):
-        row = run.rows[name]
-        ratio = rps(run, name) / reference if reference else 0.0
-        mark = "" if name.startswith("trivial") else (" ✓" if ratio >= RATIO_TARGET else " ✗")
+    medians = ratios(rounds)
+    for _, name in [TRIVIAL, *CATALOG]:
+        rows = [r.runs[name].rows[name] for r in rounds]
+        per_round = " / ".join(f"{r.rps(name):.0f}" for r in rounds)
+        errors = sum(int(row["Failure Count"]) for row in rows)
+        if name == TRIVIAL[1]:
+            ratio_cells = "| – | (reference) |"
+        else:
+            mark = "✓" if medians[name] >= RATIO_TARGET else "✗"
+            each = " / ".join(f"{r.ratio(name):.0%}" for r in rounds)
+            ratio_cells = f"| {each} | **{medians[name]:.0%}** {mark} |"
         lines.append(
-            f"| {number} | `{name.partition(': ')[2]}` | {rps(run, name):.1f} | "
-            f"{_ms(row['50%'])} | {_ms(row['95%'])} | {_ms(row['99%'])} | "
-            f"{row['Failure Count']} | {ratio:.0%}{mark} |"
+            f"| `{name.partition(': ')[2]}` | {per_round} | "
+            f"{_median_ms(rows, '50%')} | {_median_ms(rows, '95%')} | {_median_ms(rows, '99%')} "
+            f"| {errors} {ratio_cells}"
         )
+    lines += ["", "Latencies are the median over the rounds of each round's percentile."]
     return "\n".join(lines) + "\n"
 
 
-def ratios(runs: list[tuple[str, LocustRun]]) -> dict[str, float]:
-    """Each catalog request's req/s over the mean of the trivial runs'."""
-    figures = [
-        (name, float(run.rows[name]["Requests/s"]))
-        for (_, run), (_, name) in zip(runs, RATIO_RUNS, strict=True)
-    ]
-    reference = statistics.mean(rps for name, rps in figures if name.startswith("trivial"))
-    return {name: rps / reference for name, rps in figures if not name.startswith("trivial")}
+def _median_ms(rows: list[dict], column: str) -> str:
+    values = [float(row[column]) for row in rows if row[column] not in ("", "N/A")]
+    return f"{statistics.median(values):.0f}" if values else "–"
 
 
 # --- The two runs --------------------------------------------------------------
@@ -469,6 +486,7 @@ class Outcome:
     leftover: list[int]
     runs: list[LocustRun]
     plans: dict | None = None
+    ratios: dict | None = None
 
 
 def measure_load(*, users: int, seconds: int, postgres: str, redis_url: str, command: str,
@@ -492,32 +510,40 @@ def measure_load(*, users: int, seconds: int, postgres: str, redis_url: str, com
     return Outcome(markdown, run.errors, stack.leftover, [run], plans)
 
 
-def measure_ratio(*, users: int, seconds: int, postgres: str, redis_url: str,
+def measure_ratio(*, users: int, seconds: int, rounds: int, postgres: str, redis_url: str,
                   command: str) -> Outcome:  # fmt: skip
+    order = [TRIVIAL, *CATALOG]
     with tempfile.TemporaryDirectory(prefix="pixie-load-") as temporary:
         workdir = Path(temporary)
         with fresh_database(postgres) as database_url:
             with production_stack(
                 database_url=database_url, redis_url=redis_url, workdir=workdir
             ) as stack:
-                # One account per user and run: a run's users take accounts afresh.
+                # One account per user: every run's users take the same accounts afresh.
                 seed_path = seed(stack, accounts=users, messages=0, workdir=workdir)
                 log("warm-up (discarded)")
                 run_locust(
                     stack, seed_path=seed_path, users=users, seconds=3, workdir=workdir,
-                    classes=sorted({cls for cls, _ in RATIO_RUNS}),
+                    classes=[cls for cls, _ in order],
                 )  # fmt: skip
-                runs = []
-                for cls, _name in RATIO_RUNS:
-                    run = run_locust(
-                        stack, seed_path=seed_path, classes=[cls], users=users,
-                        seconds=seconds, workdir=workdir,
-                    )  # fmt: skip
-                    runs.append((cls, run))
+                measured = []
+                for number in range(rounds):
+                    runs = {}
+                    for cls, name in order if number % 2 == 0 else reversed(order):
+                        runs[name] = run_locust(
+                            stack, seed_path=seed_path, classes=[cls], users=users,
+                            seconds=seconds, workdir=workdir,
+                        )  # fmt: skip
+                    measured.append(Round(runs))
+                    log("round {}: {}".format(number + 1, ", ".join(
+                        f"{name.partition(': ')[2]} {ratio:.0%}"
+                        for name, ratio in ratios([measured[-1]]).items()
+                    )))  # fmt: skip
             info = {"web_workers": stack.web_workers, "celery_processes": stack.celery_processes}
-    markdown = ratio_section(runs, info, command)
-    errors = sum(run.errors for _, run in runs)
-    return Outcome(markdown, errors, stack.leftover, [run for _, run in runs])
+    markdown = ratio_section(measured, info, command)
+    all_runs = [run for r in measured for run in r.runs.values()]
+    errors = sum(run.errors for run in all_runs)
+    return Outcome(markdown, errors, stack.leftover, all_runs, ratios=ratios(measured))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -527,22 +553,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--users", type=int, default=20, help="concurrent virtual users (20)")
     parser.add_argument(
-        "--seconds", type=int, help="how long locust runs (60; with --ratio, each run: 20)"
+        "--seconds", type=int, help="how long locust runs (60; with --ratio, each run: 10)"
     )
     parser.add_argument("--ratio", action="store_true", help="the throughput ratio instead")
+    parser.add_argument("--rounds", type=int, default=3, help="with --ratio: rounds (3)")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument(
         "--redis-url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     )
     args = parser.parse_args(argv)
-    seconds = args.seconds or (20 if args.ratio else 60)
+    seconds = args.seconds or (10 if args.ratio else 60)
     shown = [a for a in (argv if argv is not None else sys.argv[1:])]
     command = shlex.join([".venv/bin/python", "benchmarks/load.py", *shown])
-    measure = measure_ratio if args.ratio else measure_load
-    outcome = measure(
-        users=args.users, seconds=seconds, postgres=args.postgres, redis_url=args.redis_url,
-        command=command,
-    )  # fmt: skip
+    common = {"users": args.users, "seconds": seconds, "postgres": args.postgres,
+              "redis_url": args.redis_url, "command": command}  # fmt: skip
+    outcome = measure_ratio(rounds=args.rounds, **common) if args.ratio else measure_load(**common)
     print(outcome.markdown)
     if outcome.errors:
         log(f"{outcome.errors} requests failed: the bar is zero")

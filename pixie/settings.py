@@ -87,7 +87,11 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'pixie.sqlite3'}",
+        # scripts/prod keeps each process's connection open (60 s): opening one per
+        # request cost more than the catalog API's queries. Checked before reuse, so
+        # a connection the database dropped is replaced rather than failing a request.
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

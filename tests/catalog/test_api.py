@@ -126,6 +126,36 @@ def test_api_lists_and_details_run_bounded_queries(api, operator, django_assert_
     assert len(body["skills"]) == 60
 
 
+def test_a_published_versions_contents_are_read_once_and_its_status_every_time(
+    api, demo_catalog, operator, django_assert_num_queries
+):
+    from catalog.models import BundleVersion
+
+    url = "/api/bundles/accounts-receivable/versions/2.1.0/"
+    first = api.get(url).json()
+    with django_assert_num_queries(1):  # the version's row: its contents never change
+        again = api.get(url).json()
+    assert again == first and list(again) == list(first)
+    bundle_version_yank(
+        bundle_version=BundleVersion.objects.get(version="2.1.0"), actor=operator, reason="Bad"
+    )
+    yanked = api.get(url).json()
+    assert (yanked["status"], yanked["yank_reason"]) == ("yanked", "Bad")
+    assert yanked["skills"] == first["skills"]
+
+
+def test_a_drafts_contents_are_read_afresh(operator):
+    from catalog.models import BundleHost
+
+    draft = make_bundle_version("work-in-progress", skills=[make_skill_version()])
+    staff = APIClient()
+    staff.force_authenticate(operator)
+    url = "/api/bundles/work-in-progress/versions/1.0.0/"
+    before = {h["host"] for h in staff.get(url).json()["hosts"]}
+    BundleHost.objects.create(bundle_version=draft, host="api.example.com", port=443)
+    assert {h["host"] for h in staff.get(url).json()["hosts"]} == before | {"api.example.com"}
+
+
 def test_the_openapi_schema_describes_the_catalog(api):
     schema = api.get("/api/schema/?format=json").json()
     assert "/api/bundles/{slug}/versions/{version}/" in schema["paths"]
