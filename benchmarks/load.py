@@ -65,7 +65,7 @@ RATIO_TARGET = 0.40
 
 
 def log(message: str) -> None:
-    print(f"[load] {message}", file=sys.stderr, flush=True)
+    print(f"[load {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # --- The stack ---------------------------------------------------------------
