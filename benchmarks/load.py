@@ -229,10 +229,11 @@ class LocustRun:
     users: int
     seconds: int
     classes: list[str]
+    plan_waits: list[float] = field(default_factory=list)  # approval -> seen applied, s
 
     @property
     def errors(self) -> int:
-        return sum(int(row["Failure Count"]) for row in self.rows.values())
+        return sum(int(row["Failure Count"]) for n, row in self.rows.items() if n != "Aggregated")
 
 
 def run_locust(
@@ -245,7 +246,8 @@ def run_locust(
         "--host", stack.url, "--csv", str(prefix), "--only-summary",
         "--loglevel", "WARNING", "--logfile", f"{prefix}.log", *classes,
     ]  # fmt: skip
-    env = {**os.environ, "PIXIE_LOAD_SEED": str(seed_path)}
+    waits = Path(f"{prefix}_plan_waits.json")
+    env = {**os.environ, "PIXIE_LOAD_SEED": str(seed_path), "PIXIE_LOAD_PLAN_WAITS": str(waits)}
     log(f"locust: {users} users of {', '.join(classes)} for {seconds} s")
     started = datetime.now(UTC)
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -260,6 +262,8 @@ def run_locust(
     with Path(f"{prefix}_failures.csv").open() as file:
         failures = list(csv.DictReader(file))
     run = LocustRun(rows, failures, started, finished, users, seconds, classes)
+    if waits.exists():
+        run.plan_waits = json.loads(waits.read_text())
     aggregated = rows.get("Aggregated", {})
     log(f"locust: {aggregated.get('Request Count')} requests, {run.errors} errors, "
         f"{float(aggregated.get('Requests/s') or 0):.1f} req/s")  # fmt: skip
@@ -269,32 +273,37 @@ def run_locust(
 # --- The database's side -----------------------------------------------------
 
 
-def plans_applied(database_url: str, *, since: datetime, until: datetime) -> dict:
-    """Plans the workers applied between since and until, and how long each took."""
+def plans_applied(
+    database_url: str, *, since: datetime, until: datetime, workspaces: list[str]
+) -> dict:
+    """Plans of these workspaces the workers applied between since and until, and how
+    long each took from its approval."""
+    mine = "workspace_id IN (SELECT id FROM pixie_workspace WHERE slug = ANY(%(workspaces)s))"
+    window = f"{mine} AND status = 'applied' AND finished_at BETWEEN %(since)s AND %(until)s"
+    params = {"workspaces": workspaces, "since": since, "until": until}
     with psycopg.connect(database_url) as connection:
-        applied, first, last, p50, p95 = connection.execute(
-            """
-            SELECT count(*), min(finished_at), max(finished_at),
+        applied, p50, p95 = connection.execute(
+            f"""SELECT count(*),
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - decided_at),
                    percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - decided_at)
-            FROM catalog_plan
-            WHERE status = 'applied' AND finished_at BETWEEN %s AND %s
-            """,
-            [since, until],
+                FROM catalog_plan WHERE {window}""",  # noqa: S608 (no outside input)
+            params,
         ).fetchone()
         by_kind = dict(
             connection.execute(
-                """SELECT kind, count(*) FROM catalog_plan
-                   WHERE status = 'applied' AND finished_at BETWEEN %s AND %s GROUP BY kind""",
-                [since, until],
+                f"SELECT kind, count(*) FROM catalog_plan WHERE {window} GROUP BY kind",  # noqa: S608
+                params,
             ).fetchall()
         )
         unfinished = connection.execute(
-            "SELECT count(*) FROM catalog_plan WHERE status NOT IN ('applied', 'proposed')"
-            " AND finished_at IS NULL"
+            f"SELECT count(*) FROM catalog_plan WHERE {mine}"  # noqa: S608
+            " AND status IN ('approved', 'applying')",
+            params,
         ).fetchone()[0]
         bad = connection.execute(
-            "SELECT count(*) FROM catalog_plan WHERE status IN ('failed', 'stale')"
+            f"SELECT count(*) FROM catalog_plan WHERE {mine}"  # noqa: S608
+            " AND status IN ('failed', 'stale')",
+            params,
         ).fetchone()[0]
         version = connection.execute("SHOW server_version").fetchone()[0]
     window = (until - since).total_seconds()
@@ -348,11 +357,9 @@ TABLE_HEAD = [
 ]
 
 
-def load_section(run: LocustRun, plans: dict, stack_info: dict, command: str) -> str:
-    http = {name: row for name, row in run.rows.items() if row["Type"] != "PLAN"}
-    waits = {name: row for name, row in run.rows.items() if row["Type"] == "PLAN"}
+def load_section(run: LocustRun, plans: dict, setup: dict, command: str) -> str:
     groups: dict[str, list[str]] = {}
-    for name in http:
+    for name in run.rows:
         if name != "Aggregated":
             groups.setdefault(name.partition(": ")[0], []).append(name)
     lines = [
@@ -364,39 +371,46 @@ def load_section(run: LocustRun, plans: dict, stack_info: dict, command: str) ->
         f"- Concurrency: **{run.users} virtual users** ({', '.join(run.classes)}, weighted "
         "2 : 1 : 1), each sending its next request as soon as the last one answered "
         "(no think time); locust and the stack share the machine.",
-        f"- Duration: {run.seconds} s; stack: `scripts/prod` with {stack_info['web_workers']} "
-        f"gunicorn workers and a Celery worker of {stack_info['celery_processes']} processes.",
+        f"- Duration: {run.seconds} s; stack: `scripts/prod` with {setup['web_workers']} "
+        f"gunicorn workers and a Celery worker of {setup['celery_processes']} processes.",
         "- Every virtual user has its own token and workspace: plan owners install, "
-        "upgrade and uninstall the demo bundle, approving each plan and polling it until "
-        "applied; inbox readers list 10 sealed messages, opened by the server.",
+        "upgrade and uninstall the demo bundle, approving each plan and polling it every "
+        f"0.2 s until applied; inbox readers list their {setup['messages']} sealed "
+        "messages, each opened by the server.",
         "",
         *TABLE_HEAD,
     ]
     for group in sorted(groups):
-        lines += [_row(name, http[name]) for name in sorted(groups[group])]
-    if "Aggregated" in http:
-        lines.append(_row("all: every request", http["Aggregated"]))
-    errors = sum(int(row["Failure Count"]) for name, row in http.items() if name != "Aggregated")
+        lines += [_row(name, run.rows[name]) for name in sorted(groups[group])]
+    if "Aggregated" in run.rows:
+        lines.append(_row("all: every request", run.rows["Aggregated"]))
     lines += [""]
-    for row in waits.values():
+    if run.plan_waits:
+        waits = sorted(run.plan_waits)
         lines.append(
-            f"- Plan approved → seen applied by its owner (polling every 0.2 s): "
-            f"{row['Request Count']} plans, p50 {_ms(row['50%'])} ms, p95 {_ms(row['95%'])} ms, "
-            f"p99 {_ms(row['99%'])} ms, {row['Failure Count']} not applied."
+            f"- Approval → seen applied by its owner: {len(waits)} plans, "
+            f"p50 {_seconds(_percentile(waits, 50))}, p95 {_seconds(_percentile(waits, 95))}, "
+            f"p99 {_seconds(_percentile(waits, 99))}."
         )
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(plans["by_kind"].items()))
     lines.append(
         f"- **Plans applied by the workers: {plans['per_minute']:.0f} per minute** "
         f"({plans['applied']} in {plans['window']:.0f} s: {kinds or 'none'}); approval → "
         f"applied in the database: p50 {_seconds(plans['apply_p50'])}, "
-        f"p95 {_seconds(plans['apply_p95'])}; failed or stale: {plans['failed_or_stale']}."
+        f"p95 {_seconds(plans['apply_p95'])}; failed or stale: {plans['failed_or_stale']}; "
+        f"approved but not yet applied when the run ended: {plans['unfinished']}."
     )
-    lines.append(
-        f"- **Errors: {errors}** of {http.get('Aggregated', {}).get('Request Count', 0)} "
-        f"requests{' (the bar is zero)' if errors else ' (the bar: zero)'}."
-    )
+    total = run.rows.get("Aggregated", {}).get("Request Count", 0)
+    verdict = "the bar: zero" if not run.errors else "**the bar is zero: failed**"
+    lines.append(f"- **Errors: {run.errors}** of {total} requests ({verdict}).")
     lines += _failure_lines(run)
     return "\n".join(lines) + "\n"
+
+
+def _percentile(ordered: list[float], percent: int) -> float:
+    """Nearest-rank percentile of a sorted list."""
+    rank = max(1, -(-percent * len(ordered) // 100))
+    return ordered[rank - 1]
 
 
 def _seconds(value: float | None) -> str:
@@ -490,24 +504,51 @@ class Outcome:
 
 
 def measure_load(*, users: int, seconds: int, postgres: str, redis_url: str, command: str,
-                 messages: int = 10) -> Outcome:  # fmt: skip
+                 messages: int = 10, warmup: int = 3) -> Outcome:  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="pixie-load-") as temporary:
         workdir = Path(temporary)
         with fresh_database(postgres) as database_url:
             with production_stack(
                 database_url=database_url, redis_url=redis_url, workdir=workdir
             ) as stack:
-                seed_path = seed(stack, accounts=users, messages=messages, workdir=workdir)
+                # Twice the accounts: a warm-up (discarded) on half of them wakes every
+                # web worker and code path, and leaves the measured half untouched.
+                seed_path = seed(stack, accounts=2 * users, messages=messages, workdir=workdir)
+                measured, warm_up = _split_accounts(seed_path, users)
+                log("warm-up (discarded)")
+                run_locust(
+                    stack, seed_path=warm_up, classes=LOAD_CLASSES, users=users,
+                    seconds=warmup, workdir=workdir,
+                )  # fmt: skip
                 run = run_locust(
-                    stack, seed_path=seed_path, classes=LOAD_CLASSES, users=users,
+                    stack, seed_path=measured, classes=LOAD_CLASSES, users=users,
                     seconds=seconds, workdir=workdir,
                 )  # fmt: skip
                 # An apply approved in the last moments finishes after locust stops;
                 # it counts only if it finished inside the run's window.
-                plans = plans_applied(database_url, since=run.started, until=run.finished)
-            info = {"web_workers": stack.web_workers, "celery_processes": stack.celery_processes}
-    markdown = load_section(run, plans, info, command)
+                workspaces = [a["workspace"] for a in json.loads(measured.read_text())["accounts"]]
+                plans = plans_applied(
+                    database_url, since=run.started, until=run.finished, workspaces=workspaces
+                )
+            setup = {
+                "web_workers": stack.web_workers,
+                "celery_processes": stack.celery_processes,
+                "messages": messages,
+            }
+    markdown = load_section(run, plans, setup, command)
     return Outcome(markdown, run.errors, stack.leftover, [run], plans)
+
+
+def _split_accounts(seed_path: Path, users: int) -> tuple[Path, Path]:
+    """Two seed files: the first `users` accounts, and the rest."""
+    seeded = json.loads(seed_path.read_text())
+    halves = []
+    for suffix, accounts in (("run", seeded["accounts"][:users]),
+                             ("warm-up", seeded["accounts"][users:])):  # fmt: skip
+        path = seed_path.with_name(f"seed-{suffix}.json")
+        path.write_text(json.dumps({**seeded, "accounts": accounts}))
+        halves.append(path)
+    return halves[0], halves[1]
 
 
 def measure_ratio(*, users: int, seconds: int, rounds: int, postgres: str, redis_url: str,

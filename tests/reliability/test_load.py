@@ -29,7 +29,7 @@ def postgres_server():
 def test_a_light_load_run_has_no_errors_and_the_workers_apply_plans(postgres_server, redis_url):
     # Four users at weights 2 : 1 : 1: two browse the catalog, one runs plans, one reads.
     outcome = load.measure_load(
-        users=4, seconds=10, messages=3, postgres=postgres_server, redis_url=redis_url,
+        users=4, seconds=10, messages=3, warmup=2, postgres=postgres_server, redis_url=redis_url,
         command="pytest tests/reliability/test_load.py",
     )  # fmt: skip
     (run,) = outcome.runs
