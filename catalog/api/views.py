@@ -5,6 +5,7 @@ from rest_framework import generics
 from rest_framework.response import Response
 
 from catalog import selectors
+from pixie.pagination import CountInPagePagination
 
 from .serializers import (
     BundleDetailSerializer,
@@ -18,6 +19,8 @@ class BundleList(generics.ListAPIView):
     """Bundles with at least one published version (drafts too, for staff)."""
 
     serializer_class = BundleSerializer
+    # The list is read on every catalog visit: its page and its count in one query.
+    pagination_class = CountInPagePagination
 
     def get_queryset(self):
         return selectors.bundle_list(user=self.request.user)

@@ -126,6 +126,35 @@ def test_api_lists_and_details_run_bounded_queries(api, operator, django_assert_
     assert len(body["skills"]) == 60
 
 
+def test_the_bundle_list_pages_with_its_count_in_one_query(
+    api, operator, django_assert_num_queries
+):
+    skill = make_skill_version("shared")
+    for i in range(61):
+        bundle_version_publish(
+            bundle_version=make_bundle_version(f"b-{i:02}", skills=[skill]), actor=operator
+        )
+    make_bundle_version("a-draft", skills=[make_skill_version("hidden")])
+    with django_assert_num_queries(2):  # the page with its count, and its versions
+        first = api.get("/api/bundles/").json()
+    assert first["count"] == 61 and len(first["results"]) == 50
+    assert first["next"].endswith("?page=2") and first["previous"] is None
+    second = api.get("/api/bundles/?page=2").json()
+    assert second["count"] == 61 and second["next"] is None
+    assert [b["slug"] for b in first["results"] + second["results"]] == [
+        f"b-{i:02}" for i in range(61)
+    ]
+    assert api.get("/api/bundles/?page=last").json()["results"] == second["results"]
+    for page in ("3", "0", "x", "1.5"):
+        assert api.get(f"/api/bundles/?page={page}").status_code == 404, page
+
+
+def test_an_empty_catalog_lists_no_bundles(api):
+    assert api.get("/api/bundles/").json() == {
+        "count": 0, "next": None, "previous": None, "results": []
+    }  # fmt: skip
+
+
 def test_a_published_versions_contents_are_read_once_and_its_status_every_time(
     api, demo_catalog, operator, django_assert_num_queries
 ):
