@@ -40,6 +40,18 @@ def latest_published(versions: list[BundleVersion]) -> BundleVersion | None:
     return max(published, key=lambda v: version_key(v.version), default=None)
 
 
+CONTENTS = [
+    Prefetch(
+        "skills",
+        queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
+            "position", "id"
+        ),
+    ),
+    "hosts",
+    "credentials",
+]
+
+
 def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) -> BundleVersion:
     """A version the user may see, with its skills, hosts and credentials prefetched
     (or, with contents=False, only its own row, bundle and publisher: one query)."""
@@ -54,18 +66,6 @@ def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) 
     if bundle_version is None:
         raise Http404(f"No version {version} of bundle {slug}.")
     return bundle_version
-
-
-CONTENTS = [
-    Prefetch(
-        "skills",
-        queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
-            "position", "id"
-        ),
-    ),
-    "hosts",
-    "credentials",
-]
 
 
 def bundle_version_contents(*, bundle_version: BundleVersion) -> BundleVersion:
