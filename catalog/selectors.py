@@ -1,6 +1,6 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
 from .models import Bundle, BundleSkill, BundleVersion, Status
@@ -19,9 +19,9 @@ def bundle_list(*, user) -> QuerySet[Bundle]:
     versions = visible_versions(user).only(
         "id", "bundle_id", "version", "status", "published_at", "yank_reason"
     )
+    # EXISTS rather than a join: no DISTINCT over wide rows, and a plain COUNT for the pages.
     return (
-        Bundle.objects.filter(versions__in=versions)
-        .distinct()
+        Bundle.objects.filter(Exists(versions.filter(bundle=OuterRef("pk"))))
         .select_related("publisher")
         .prefetch_related(Prefetch("versions", queryset=versions, to_attr="visible_versions"))
         .order_by("name", "slug")
@@ -40,23 +40,35 @@ def latest_published(versions: list[BundleVersion]) -> BundleVersion | None:
     return max(published, key=lambda v: version_key(v.version), default=None)
 
 
-def bundle_version_get(*, user, slug: str, version: str) -> BundleVersion:
-    bundle_version = (
+CONTENTS = [
+    Prefetch(
+        "skills",
+        queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
+            "position", "id"
+        ),
+    ),
+    "hosts",
+    "credentials",
+]
+
+
+def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) -> BundleVersion:
+    """A version the user may see, with its skills, hosts and credentials prefetched
+    (or, with contents=False, only its own row, bundle and publisher: one query)."""
+    found = (
         visible_versions(user)
         .filter(bundle__slug=slug, version=version)
         .select_related("bundle__publisher")
-        .prefetch_related(
-            Prefetch(
-                "skills",
-                queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
-                    "position", "id"
-                ),
-            ),
-            "hosts",
-            "credentials",
-        )
-        .first()
     )
+    if contents:
+        found = found.prefetch_related(*CONTENTS)
+    bundle_version = found.first()
     if bundle_version is None:
         raise Http404(f"No version {version} of bundle {slug}.")
+    return bundle_version
+
+
+def bundle_version_contents(*, bundle_version: BundleVersion) -> BundleVersion:
+    """The version with its skills, hosts and credentials prefetched (three queries)."""
+    prefetch_related_objects([bundle_version], *CONTENTS)
     return bundle_version

@@ -1,8 +1,13 @@
-"""GET /healthz: can this process reach its database and its broker?
+"""Probes for load balancers and the production script; no login.
 
-For load balancers and the production script: no login, JSON, 200 when both
-answer and 503 otherwise. It names what failed, never how (a driver's error
-can carry a host or a password).
+GET /healthz: can this process reach its database and its broker? JSON, 200
+when both answer and 503 otherwise. It names what failed, never how (a
+driver's error can carry a host or a password).
+
+GET /livez: is this process alive and serving? Plain text, always 200, and it
+touches neither the database nor the broker, so a slow database does not get
+healthy web workers restarted. It also serves the benchmarks as the cheapest
+request the stack can answer (benchmarks/load.py --ratio).
 """
 
 import logging
@@ -10,7 +15,7 @@ import logging
 import redis
 from django.conf import settings
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -53,3 +58,9 @@ def healthz(request):
         {"status": "ok" if healthy else "unhealthy", "database": database, "broker": broker},
         status=200 if healthy else 503,
     )
+
+
+@never_cache
+@require_GET
+def livez(request):
+    return HttpResponse("ok\n", content_type="text/plain")

@@ -87,7 +87,11 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'pixie.sqlite3'}",
+        # scripts/prod keeps each process's connection open (60 s): opening one per
+        # request cost more than the catalog API's queries. Checked before reuse, so
+        # a connection the database dropped is replaced rather than failing a request.
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -198,8 +202,8 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
-# Load balancers probe /healthz over plain HTTP on the private network.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Load balancers probe /healthz and /livez over plain HTTP on the private network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$"]
 
 # Logs go to stderr, one line a record; LOG_FORMAT=json (scripts/prod) makes
 # each a JSON object with request_id and task_id (pixie/logs.py).

@@ -2,10 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from pixie.health import healthz
+from pixie.health import healthz, livez
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("livez", livez, name="livez"),
     path("admin/", admin.site.urls),
     path("api/", include("catalog.api.urls")),
     path("api/", include("agents.urls")),

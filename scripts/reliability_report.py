@@ -32,7 +32,7 @@ def section_of(classname: str) -> str:
     return "Other"
 
 
-def main(path: str, mode: str, command: str, audit: str = "") -> None:
+def main(path: str, mode: str, command: str, audit: str = "", load: str = "") -> None:
     root = ET.parse(path).getroot()  # noqa: S314 - see the import
     rows: dict[str, list[tuple[str, str, str, float]]] = {}
     totals = {"passed": 0, "failed": 0, "skipped": 0}
@@ -65,6 +65,11 @@ def main(path: str, mode: str, command: str, audit: str = "") -> None:
         for name, outcome, figure, seconds in rows[title]:
             print(f"| `{name}` | {outcome} | {figure} | {seconds:.1f} |")
         print()
+    if load:
+        # benchmarks/load.py's own section (scripts/reliability runs it after the tests).
+        with open(load, encoding="utf-8") as lines:
+            print(lines.read().strip().replace("## Load", "## 6. Load: the production stack", 1))
+        print()
     if audit:
         print("## 8. Supply chain\n")
         print("`scripts/audit` (bandit on our code, pip-audit on `requirements/lock-test.txt`):\n")
@@ -75,4 +80,4 @@ def main(path: str, mode: str, command: str, audit: str = "") -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

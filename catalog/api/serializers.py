@@ -1,7 +1,15 @@
+from django.core.cache import cache
 from rest_framework import serializers
 
-from catalog.models import Bundle, BundleCredential, BundleHost, BundleSkill, BundleVersion
-from catalog.selectors import latest_published
+from catalog.models import (
+    Bundle,
+    BundleCredential,
+    BundleHost,
+    BundleSkill,
+    BundleVersion,
+    Status,
+)
+from catalog.selectors import bundle_version_contents, latest_published
 from catalog.validators import version_key
 
 
@@ -84,14 +92,12 @@ class ApprovalRuleSerializer(serializers.Serializer):
     rule = serializers.CharField()
 
 
-class BundleVersionSerializer(serializers.ModelSerializer):
+class BundleVersionHeadSerializer(serializers.ModelSerializer):
+    """A version's own fields and its bundle's, without its contents."""
+
     bundle = serializers.CharField(source="bundle.slug")
     name = serializers.CharField(source="bundle.name")
     publisher = PublisherSerializer(source="bundle.publisher")
-    skills = BundleSkillSerializer(many=True)
-    hosts = BundleHostSerializer(many=True)
-    credentials = BundleCredentialSerializer(many=True)
-    approval_rules = serializers.SerializerMethodField()
 
     class Meta:
         model = BundleVersion
@@ -105,6 +111,18 @@ class BundleVersionSerializer(serializers.ModelSerializer):
             "publisher",
             "published_at",
             "yank_reason",
+        ]
+
+
+class BundleVersionSerializer(BundleVersionHeadSerializer):
+    skills = BundleSkillSerializer(many=True)
+    hosts = BundleHostSerializer(many=True)
+    credentials = BundleCredentialSerializer(many=True)
+    approval_rules = serializers.SerializerMethodField()
+
+    class Meta(BundleVersionHeadSerializer.Meta):
+        fields = [
+            *BundleVersionHeadSerializer.Meta.fields,
             "skills",
             "hosts",
             "credentials",
@@ -119,3 +137,28 @@ class BundleVersionSerializer(serializers.ModelSerializer):
             for approval in entry.skill_version.approvals
         ]
         return ApprovalRuleSerializer(rules, many=True).data
+
+
+CONTENT_FIELDS = ["skills", "hosts", "credentials", "approval_rules"]
+
+
+def bundle_version_data(bundle_version: BundleVersion) -> dict:
+    """BundleVersionSerializer's data for a version read with contents=False.
+
+    A published (or yanked) version's skills, hosts and credentials never change,
+    so their serialized form is kept in the cache for good; the version's own row
+    (status, yank reason) and its bundle's are read and serialized every time.
+    A draft's contents may still change, so they are always read afresh.
+    """
+    own = BundleVersionHeadSerializer(bundle_version).data
+    if bundle_version.status == Status.DRAFT or bundle_version.published_at is None:
+        return {**own, **_contents(bundle_version)}
+    # published_at in the key: a pk alone could be reused by a restored or test database.
+    published = bundle_version.published_at.timestamp()
+    key = f"catalog:bundle-version-contents:{bundle_version.pk}:{published}"
+    return {**own, **cache.get_or_set(key, lambda: _contents(bundle_version), timeout=None)}
+
+
+def _contents(bundle_version: BundleVersion) -> dict:
+    data = BundleVersionSerializer(bundle_version_contents(bundle_version=bundle_version)).data
+    return {field: data[field] for field in CONTENT_FIELDS}

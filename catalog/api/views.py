@@ -2,16 +2,25 @@
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
+from rest_framework.response import Response
 
 from catalog import selectors
+from pixie.pagination import CountInPagePagination
 
-from .serializers import BundleDetailSerializer, BundleSerializer, BundleVersionSerializer
+from .serializers import (
+    BundleDetailSerializer,
+    BundleSerializer,
+    BundleVersionSerializer,
+    bundle_version_data,
+)
 
 
 class BundleList(generics.ListAPIView):
     """Bundles with at least one published version (drafts too, for staff)."""
 
     serializer_class = BundleSerializer
+    # The list is read on every catalog visit: its page and its count in one query.
+    pagination_class = CountInPagePagination
 
     def get_queryset(self):
         return selectors.bundle_list(user=self.request.user)
@@ -28,7 +37,11 @@ class BundleDetail(generics.RetrieveAPIView):
 class BundleVersionDetail(generics.RetrieveAPIView):
     serializer_class = BundleVersionSerializer
 
-    def get_object(self):
-        return selectors.bundle_version_get(
-            user=self.request.user, slug=self.kwargs["slug"], version=self.kwargs["version"]
+    def retrieve(self, request, *args, **kwargs):
+        bundle_version = selectors.bundle_version_get(
+            user=request.user,
+            slug=self.kwargs["slug"],
+            version=self.kwargs["version"],
+            contents=False,
         )
+        return Response(bundle_version_data(bundle_version))

@@ -126,6 +126,65 @@ def test_api_lists_and_details_run_bounded_queries(api, operator, django_assert_
     assert len(body["skills"]) == 60
 
 
+def test_the_bundle_list_pages_with_its_count_in_one_query(
+    api, operator, django_assert_num_queries
+):
+    skill = make_skill_version("shared")
+    for i in range(61):
+        bundle_version_publish(
+            bundle_version=make_bundle_version(f"b-{i:02}", skills=[skill]), actor=operator
+        )
+    make_bundle_version("a-draft", skills=[make_skill_version("hidden")])
+    with django_assert_num_queries(2):  # the page with its count, and its versions
+        first = api.get("/api/bundles/").json()
+    assert first["count"] == 61 and len(first["results"]) == 50
+    assert first["next"].endswith("?page=2") and first["previous"] is None
+    second = api.get("/api/bundles/?page=2").json()
+    assert second["count"] == 61 and second["next"] is None
+    assert [b["slug"] for b in first["results"] + second["results"]] == [
+        f"b-{i:02}" for i in range(61)
+    ]
+    assert api.get("/api/bundles/?page=last").json()["results"] == second["results"]
+    for page in ("3", "0", "x", "1.5"):
+        assert api.get(f"/api/bundles/?page={page}").status_code == 404, page
+
+
+def test_an_empty_catalog_lists_no_bundles(api):
+    assert api.get("/api/bundles/").json() == {
+        "count": 0, "next": None, "previous": None, "results": []
+    }  # fmt: skip
+
+
+def test_a_published_versions_contents_are_read_once_and_its_status_every_time(
+    api, demo_catalog, operator, django_assert_num_queries
+):
+    from catalog.models import BundleVersion
+
+    url = "/api/bundles/accounts-receivable/versions/2.1.0/"
+    first = api.get(url).json()
+    with django_assert_num_queries(1):  # the version's row: its contents never change
+        again = api.get(url).json()
+    assert again == first and list(again) == list(first)
+    bundle_version_yank(
+        bundle_version=BundleVersion.objects.get(version="2.1.0"), actor=operator, reason="Bad"
+    )
+    yanked = api.get(url).json()
+    assert (yanked["status"], yanked["yank_reason"]) == ("yanked", "Bad")
+    assert yanked["skills"] == first["skills"]
+
+
+def test_a_drafts_contents_are_read_afresh(operator):
+    from catalog.models import BundleHost
+
+    draft = make_bundle_version("work-in-progress", skills=[make_skill_version()])
+    staff = APIClient()
+    staff.force_authenticate(operator)
+    url = "/api/bundles/work-in-progress/versions/1.0.0/"
+    before = {h["host"] for h in staff.get(url).json()["hosts"]}
+    BundleHost.objects.create(bundle_version=draft, host="api.example.com", port=443)
+    assert {h["host"] for h in staff.get(url).json()["hosts"]} == before | {"api.example.com"}
+
+
 def test_the_openapi_schema_describes_the_catalog(api):
     schema = api.get("/api/schema/?format=json").json()
     assert "/api/bundles/{slug}/versions/{version}/" in schema["paths"]

@@ -237,6 +237,36 @@ def _body(body, world):
     return body
 
 
+# Probes outside admin/ and api/: open to everyone, GET only, and they change nothing.
+PROBE = {r: 200 for r in ROLES}
+PROBE_ROWS = {
+    "healthz": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
+    "livez": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
+}
+
+
+def test_every_url_outside_admin_and_api_has_a_row():
+    names = {name for route, name in all_patterns() if not route.startswith(("admin/", "api/"))}
+    assert sorted(names - set(PROBE_ROWS)) == []
+
+
+def test_probes_answer_everyone_and_change_nothing(world):
+    failures = []
+    before = digest()
+    for name, requests in PROBE_ROWS.items():
+        for method, expected in requests:
+            for role in ROLES:
+                client = Client()
+                if role != "anonymous":
+                    client.force_login(world.users[role])
+                status = getattr(client, method)(f"/{name}").status_code
+                if status != expected[role]:
+                    failures.append(f"{role} {method.upper()} /{name}: {status}, expected "
+                                    f"{expected[role]}")  # fmt: skip
+    assert failures == [], "\n".join(failures)
+    assert digest() == before
+
+
 def test_every_api_endpoint_has_a_row():
     names = {name for route, name in all_patterns() if route.startswith("api/")}
     assert sorted(names - set(API_ROWS)) == []

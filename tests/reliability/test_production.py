@@ -210,3 +210,12 @@ def test_health_needs_no_login_and_answers_with_a_request_id(client):
     response = client.get("/healthz", HTTP_X_REQUEST_ID="probe-1")
     assert response.status_code == 200 and response["X-Request-ID"] == "probe-1"
     assert response.json()["database"] == "ok"
+
+
+def test_liveness_answers_plain_text_without_touching_the_database(client):
+    # No django_db mark: any query would raise.
+    response = client.get("/livez", HTTP_X_REQUEST_ID="probe-2")
+    assert response.status_code == 200 and response.content == b"ok\n"
+    assert response["Content-Type"].startswith("text/plain")
+    assert response["X-Request-ID"] == "probe-2" and "no-cache" in response["Cache-Control"]
+    assert client.post("/livez").status_code == 405
