@@ -50,7 +50,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
-from _setup import record  # benchmarks/, this script's own folder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when imported by a test
+from _setup import record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILE = ROOT / "benchmarks" / "load" / "locustfile.py"
