@@ -11,6 +11,8 @@ def django_with_test_database():
     """Configure Django and create a fresh test database (dropped by the returned callable)."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pixie.settings")
+    # Tasks (a share's delivery, say) run in-process here: no worker serves a benchmark.
+    os.environ.pop("REDIS_URL", None)
     import django
 
     django.setup()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import reversion
 from django.db import transaction
-from django.db.models import Case, Count, F, Q, Value, When
+from django.db.models import Case, Count, F, Value, When
 from django.utils import timezone
 
 from agents.models import AgentSkill
@@ -24,7 +24,7 @@ from pixie.permissions import require_owner
 
 from .plan_apply import TRANSIENT_ERRORS, plan_mark_failed
 
-CHUNK = 1000
+CHUNK = 2000  # rows per transaction: a commit per chunk is most of its fixed cost
 MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}
 
 
@@ -146,9 +146,11 @@ def repoint_apply(*, plan_id: int) -> str:
     chunks_moved = 0
     try:
         for batch in _batches([s for s in plan.steps if s["type"] == "repoint.move"]):
+            after = 0  # every row of the batch up to this id has moved
             while True:
                 checkpoint(f"repoint.chunk.{chunks_moved + 1}")
-                if not _move_chunk(plan, batch, agent_ids, chunks_moved + 1):
+                after = _move_chunk(plan, batch, agent_ids, chunks_moved + 1, after)
+                if after is None:
                     break
                 chunks_moved += 1
     except TRANSIENT_ERRORS:
@@ -177,23 +179,28 @@ def _batches(moves: list[dict]) -> list[list[dict]]:
     return batches
 
 
-def _move_chunk(plan: Plan, batch: list[dict], agent_ids: list[int], chunk_number: int) -> int:
-    """Move up to CHUNK attachments still on the batch's old revisions; return how many."""
+def _move_chunk(
+    plan: Plan, batch: list[dict], agent_ids: list[int], chunk_number: int, after: int
+) -> int | None:
+    """Move the next CHUNK attachments (by id, after ``after``) still on the batch's old
+    revisions; return the last id moved, or None when none was left."""
     to_of = {move["from_revision_id"]: move["to_revision_id"] for move in batch}
     with transaction.atomic():
         Workspace.objects.select_for_update().get(pk=plan.workspace_id)
-        rows = AgentSkill.objects.filter(pinned_revision_id__in=to_of)
+        rows = AgentSkill.objects.filter(pinned_revision_id__in=to_of, id__gt=after)
         if agent_ids:
             rows = rows.filter(agent_id__in=agent_ids)
-        # One statement: the next chunk's ids in a subquery, updated only if still behind.
-        chunk = rows.order_by("id").values("id")[:CHUNK]
+        # Keyset, not OFFSET or a rescan: each chunk starts where the last one ended,
+        # so the hundredth chunk costs what the first did. The chunk is the id range up
+        # to its CHUNK-th row (or every row left).
+        ordered = rows.order_by("id").values_list("id", flat=True)
+        last = ordered[CHUNK - 1 : CHUNK].first() or ordered.last()
+        if last is None:
+            return None
         whens = [When(pinned_revision_id=old, then=Value(new)) for old, new in to_of.items()]
         new_revision = Value(batch[0]["to_revision_id"]) if len(batch) == 1 else Case(*whens)
-        moved = AgentSkill.objects.filter(Q(id__in=chunk), pinned_revision_id__in=to_of).update(
-            pinned_revision_id=new_revision
-        )
-        if not moved:
-            return 0
+        # Only rows still behind move (a rerun after a crash finds the rest moved).
+        moved = rows.filter(id__lte=last).update(pinned_revision_id=new_revision)
         checkpoint(f"repoint.chunk.{chunk_number}.moved")  # rows moved, progress not yet
         Plan.objects.filter(pk=plan.pk).update(progress_done=F("progress_done") + moved)
         # One history entry per chunk, naming the plan, rather than one per row.
@@ -204,7 +211,7 @@ def _move_chunk(plan: Plan, batch: list[dict], agent_ids: list[int], chunk_numbe
                 f"(chunk {chunk_number})"
             )
             reversion.add_to_revision(Plan.objects.get(pk=plan.pk))
-        return moved
+        return last
 
 
 def _what(batch: list[dict]) -> str:

@@ -12,7 +12,7 @@ from agents.fleet import make_fleet
 from agents.models import AgentSkill
 from catalog.models import Plan
 from catalog.services.plans import plan_approve
-from catalog.services.repoint import repoint_create
+from catalog.services.repoint import CHUNK, repoint_create
 from tests.workers import start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
@@ -33,13 +33,14 @@ def test_repoint_of_100k_attachments_survives_a_killed_worker(
     def progress():
         return api.get(f"/api/workspaces/acme/plans/{plan.pk}/").json()["progress"]
 
-    # The first worker stops dead at its 40th chunk, and is killed there.
+    # The first worker stops dead at its 40th chunk (of 50), and is killed there.
     log = tmp_path / "worker.log"
     first = start_worker_process(redis_url, queue, log, PIXIE_PAUSE_AT="repoint.chunk.40=300")
     second = None
     try:
         plan_approve(plan=plan, actor=owner)
-        seen = wait_for(lambda: (p := progress())["done"] >= 39_000 and p, 240, "39 chunks")
+        done = 39 * CHUNK
+        seen = wait_for(lambda: (p := progress())["done"] >= done and p, 240, "39 chunks")
         assert 0 < seen["done"] < total and seen["total"] == total
         assert seen["rate_per_second"] and seen["seconds_left"] is not None
         first.send_signal(signal.SIGKILL)

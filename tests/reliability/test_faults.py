@@ -196,7 +196,7 @@ def test_a_plan_whose_message_died_with_redis_is_applied_by_beat(
     assert Revision.objects.filter(comment=f"Applied plan #{plan.pk}").count() == 1
 
 
-AGENTS, SKILLS = 600, 10  # 6,000 attachments: 10 chunks of 600, one skill each
+AGENTS, SKILLS = 1200, 10  # 12,000 attachments: 10 chunks of 1,200, one skill each
 
 
 def _fleet_repoint(acme, owner):
