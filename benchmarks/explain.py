@@ -61,11 +61,12 @@ FINDINGS = [
     "half of all attachments; a workspace holding a small share gets index scans. Its "
     "revision joins still read all revisions, the next cost at 10x.",
     "- Not an index question: a repoint chunk's UPDATE spends its time maintaining the "
-    "indexes of 1,000 rows; a (pinned_revision, id) index was tried, not chosen by the "
-    "planner, and would only add write cost, so it was not kept.",
-    "- Left to their owners: the catalog API bundle list joins and de-duplicates every "
-    "bundle version before paging (its ordering can use `bundle_by_name`); the share import "
-    "reads the workspace's skills in the default ordering (the same 10-20 ms sort as above).",
+    "indexes of the rows it moves; a (pinned_revision, id) index was tried, not chosen by the "
+    "planner, and would only add write cost, so it was not kept. Chunks find their rows by "
+    "keyset (after the last id moved), so a late chunk costs what an early one does.",
+    "- Fixed: the catalog API bundle list filters published bundles with EXISTS instead of "
+    "joining and de-duplicating every version, and takes its page and count in one query; "
+    "the share import reads the workspace's slugs unordered.",
     "",
 ]
 
