@@ -16,6 +16,7 @@ from _setup import django_with_test_database, record  # noqa: E402
 
 connection, teardown = django_with_test_database()
 
+from _seeds import seed_bundle, seed_workspace  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.db.models import Max  # noqa: E402
@@ -24,72 +25,18 @@ from reversion.models import Revision, Version  # noqa: E402
 
 from agents.models import AgentSkill  # noqa: E402
 from catalog.models import (  # noqa: E402
-    Bundle,
-    BundleSkill,
-    BundleVersion,
     Installation,
     Plan,
-    Publisher,
-    SkillPackage,
     SkillRevision,
-    SkillVersion,
     WorkspaceSkill,
 )
-from catalog.services import bundle_version_publish  # noqa: E402
 from catalog.services.plan_apply import plan_apply  # noqa: E402
 from catalog.services.plans import plan_create  # noqa: E402
 from egress.models import CredentialRequirement, EgressRule  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
 
 WORKSPACE_SIZES = (1_000, 10_000, 100_000)
 BUNDLE_SIZES = (5, 50)
 RUNS = 5
-
-
-def seed_workspace(owner, size):
-    workspace = Workspace.objects.create(slug=f"big-{size}", name="Big")
-    Membership.objects.create(workspace=workspace, user=owner, role="owner")
-    skills = WorkspaceSkill.objects.bulk_create(
-        WorkspaceSkill(workspace=workspace, slug=f"local-skill-{i}") for i in range(size)
-    )
-    revisions = SkillRevision.objects.bulk_create(
-        SkillRevision(
-            skill=skill,
-            number=1,
-            name=f"Local {i}",
-            short_description="Local.",
-            body=f"Local procedure {i}: use @query-ledger then @send-email.",
-        )  # fmt: skip
-        for i, skill in enumerate(skills)
-    )
-    for skill, revision in zip(skills, revisions, strict=True):
-        skill.head = revision
-    WorkspaceSkill.objects.bulk_update(skills, ["head"], batch_size=2000)
-    return workspace
-
-
-def seed_bundle(owner, size):
-    publisher, _ = Publisher.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
-    bundle = Bundle.objects.create(slug=f"bench-{size}", name=f"Bench {size}", publisher=publisher)
-    version = BundleVersion.objects.create(bundle=bundle, version="1.0.0")
-    packages = SkillPackage.objects.bulk_create(
-        SkillPackage(slug=f"bench-{size}-skill-{i}", publisher=publisher) for i in range(size)
-    )
-    skill_versions = SkillVersion.objects.bulk_create(
-        SkillVersion(
-            package=package,
-            version="1.0.0",
-            name=f"Bench skill {i}",
-            description="Bench.",
-            body=f"Step {i}: use @query-ledger, then @bench-{size}-skill-{(i + 1) % size}.",
-        )  # fmt: skip
-        for i, package in enumerate(packages)
-    )
-    BundleSkill.objects.bulk_create(
-        BundleSkill(bundle_version=version, skill_version=sv, position=i)
-        for i, sv in enumerate(skill_versions)
-    )
-    return bundle_version_publish(bundle_version=version, actor=owner)
 
 
 def median_of(action, runs=RUNS):

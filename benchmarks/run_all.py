@@ -25,6 +25,7 @@ STEPS = [
     ("sharing.py", ["--import"]),
     ("admin_pages.py", []),
     ("load.py", ["--ratio"]),
+    ("profiles.py", []),
     ("explain.py", []),
 ]
 
