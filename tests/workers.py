@@ -1,6 +1,8 @@
 """Helpers for tests that run real Celery workers against Redis and PostgreSQL."""
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -49,11 +51,29 @@ def start_worker_process(redis_url, queue, log_path=None, *, args=(), **extra_en
         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info", *args,
     ]  # fmt: skip
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # A session of its own, so stop() also ends what it forked (beat runs as a child).
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def stop(*processes):
     for process in processes:
-        if process and process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
+        if process is None:
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the worker and its children
+        process.wait(timeout=30)
+
+
+def alive_in_group(group: int) -> list[int]:
+    """Live processes of a process group (zombies awaiting their parent count as gone)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == group:
+            alive.append(int(stat.parent.name))
+    return alive

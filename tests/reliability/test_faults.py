@@ -25,7 +25,7 @@ from catalog.services.plan_apply import APPLY_FAILPOINTS
 from catalog.services.plans import plan_approve, plan_create
 from catalog.services.repoint import repoint_create
 from tests.plans.digest import workspace_digest
-from tests.workers import start_worker_process, stop, wait_for
+from tests.workers import alive_in_group, start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
 
@@ -192,6 +192,7 @@ def test_a_plan_whose_message_died_with_redis_is_applied_by_beat(
         wait_for(lambda: status_of(plan) == "applied", 90, "beat to re-queue the plan")
     finally:
         stop(worker)
+    assert alive_in_group(worker.pid) == []  # beat, the worker's child, is gone too
     assert Installation.objects.count() == 1
     assert Revision.objects.filter(comment=f"Applied plan #{plan.pk}").count() == 1
 
