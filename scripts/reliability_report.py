@@ -65,11 +65,11 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
         for name, outcome, figure, seconds in rows[title]:
             print(f"| `{name}` | {outcome} | {figure} | {seconds:.1f} |")
         print()
-    if load:
-        # benchmarks/load.py's own section (scripts/reliability runs it after the tests).
-        with open(load, encoding="utf-8") as lines:
-            print(lines.read().strip().replace("## Load", "## 6. Load: the production stack", 1))
-        print()
+        if title == "6. Load" and load:
+            # benchmarks/load.py's own section (scripts/reliability runs it after the tests).
+            with open(load, encoding="utf-8") as lines:
+                print(lines.read().strip().replace("## Load", "### The load run's figures", 1))
+            print()
     if audit:
         print("## 8. Supply chain\n")
         print("`scripts/audit` (bandit on our code, pip-audit on `requirements/lock-test.txt`):\n")
