@@ -89,7 +89,7 @@ def fresh_database(server: str):
         log(f"database {name} dropped")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -126,7 +126,7 @@ class Stack:
 @contextmanager
 def production_stack(*, database_url: str, redis_url: str, workdir: Path):
     """scripts/prod on a free loopback port, healthy; stopped with SIGTERM afterwards."""
-    port = _free_port()
+    port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)},
         "SECRET_KEY": secrets.token_urlsafe(50),

@@ -64,16 +64,3 @@ def stop(*processes):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # the worker and its children
         process.wait(timeout=30)
-
-
-def alive_in_group(group: int) -> list[int]:
-    """Live processes of a process group (zombies awaiting their parent count as gone)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[2]) == group:
-            alive.append(int(stat.parent.name))
-    return alive

@@ -10,19 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 
-from django.db.models import Prefetch, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 
 from agents.models import Agent, AgentSkill
 from catalog.models import (
     BundleCredential,
     BundleHost,
-    BundleSkill,
     BundleVersion,
     Installation,
     Tool,
     WorkspaceSkill,
 )
 from catalog.plan_core import BundleState, CatalogSkill, InstalledSkill, PlanInputs
+from catalog.selectors import CONTENTS
 from egress.models import CredentialRequirement, EgressRule
 
 
@@ -32,17 +32,7 @@ def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | No
         return None
     if not isinstance(bundle_version, BundleVersion):
         bundle_version = BundleVersion.objects.select_related("bundle").get(pk=bundle_version)
-    prefetch_related_objects(
-        [bundle_version],
-        Prefetch(
-            "skills",
-            queryset=BundleSkill.objects.select_related("skill_version__package").order_by(
-                "position", "id"
-            ),
-        ),
-        "hosts",
-        "credentials",
-    )
+    prefetch_related_objects([bundle_version], *CONTENTS)
     version = bundle_version
     return BundleState(
         bundle_version_id=version.pk,

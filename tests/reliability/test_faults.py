@@ -9,7 +9,6 @@ tries all of them.
 
 import os
 import random
-import socket
 import subprocess
 import time
 
@@ -20,12 +19,13 @@ from reversion.models import Revision
 
 from agents.fleet import make_fleet
 from agents.models import AgentSkill
+from benchmarks.load import free_port, process_group
 from catalog.models import Installation, Plan
 from catalog.services.plan_apply import APPLY_FAILPOINTS
 from catalog.services.plans import plan_approve, plan_create
 from catalog.services.repoint import repoint_create
 from tests.plans.digest import workspace_digest
-from tests.workers import alive_in_group, start_worker_process, stop, wait_for
+from tests.workers import start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
 
@@ -39,9 +39,7 @@ class RedisServer:
     """A throwaway redis-server on a free port, kept nowhere on disk, restartable."""
 
     def __init__(self, workdir):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.workdir = workdir
         self.process = None
@@ -192,7 +190,7 @@ def test_a_plan_whose_message_died_with_redis_is_applied_by_beat(
         wait_for(lambda: status_of(plan) == "applied", 90, "beat to re-queue the plan")
     finally:
         stop(worker)
-    assert alive_in_group(worker.pid) == []  # beat, the worker's child, is gone too
+    assert process_group(worker.pid) == []  # beat, the worker's child, is gone too
     assert Installation.objects.count() == 1
     assert Revision.objects.filter(comment=f"Applied plan #{plan.pk}").count() == 1
 

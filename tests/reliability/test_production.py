@@ -10,7 +10,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -19,17 +18,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from benchmarks.load import free_port, process_group
 from pixie.celery import app as celery_app
 from pixie.logs import ContextFilter, JsonFormatter, request_id_from
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = "postgres://postgres@127.0.0.1:5432"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _get(port, path, headers=None):
@@ -41,19 +35,6 @@ def _get(port, path, headers=None):
         return response.status, response.headers, response.read()
     finally:
         connection.close()
-
-
-def _process_group(group: int) -> list[int]:
-    """Live processes in a process group (zombies waiting for a parent count as gone)."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[2]) == group:
-            members.append(int(stat.parent.name))
-    return members
 
 
 @pytest.fixture
@@ -74,7 +55,7 @@ def fresh_database():
 
 @pytest.fixture
 def production(fresh_database, redis_url, tmp_path):
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "prod.log"
     env = {
         # Not the test process's async-unsafe allowance (set for the browser tests).
@@ -102,7 +83,7 @@ def production(fresh_database, redis_url, tmp_path):
     try:
         yield process, port, log_path
     finally:
-        if process.poll() is None or _process_group(process.pid):
+        if process.poll() is None or process_group(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
 
@@ -150,14 +131,14 @@ def test_the_production_stack_serves_logs_and_stops_cleanly(production):
     assert login["request_id"] == "probe-42" and login["status"] == 200
     assert not any(line["logger"] == "gunicorn.access" for line in _json_lines(log_path))
 
-    group = _process_group(process.pid)
+    group = process_group(process.pid)
     assert len(group) >= 4, "the script, gunicorn's master and workers, and Celery"
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     deadline = time.monotonic() + 10
-    while _process_group(process.pid) and time.monotonic() < deadline:
+    while process_group(process.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _process_group(process.pid) == []
+    assert process_group(process.pid) == []
 
 
 @pytest.mark.parametrize("incoming", ["", "has spaces", "x" * 65, "line\n", 'a"quote'])
