@@ -50,7 +50,8 @@ class AttachSerializer(StrictSerializer):
 class AttachmentChangeSerializer(StrictSerializer):
     enabled = serializers.BooleanField(required=False)
     pinned_revision = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    override = serializers.CharField(required=False, allow_null=True, max_length=8000)
+    # The override's ceiling is in bytes (the catalog's per-file limit); the service checks it.
+    override = serializers.CharField(required=False, allow_null=True)
 
 
 class OrderSerializer(StrictSerializer):

@@ -73,7 +73,7 @@ class AgentSkillOverride(models.Model):
         AgentSkill, on_delete=models.CASCADE, related_name="override_revisions"
     )
     number = models.PositiveIntegerField()
-    body = models.TextField(max_length=8000)
+    body = models.TextField()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

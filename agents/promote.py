@@ -17,11 +17,13 @@ from catalog.models import (
     BundleSkill,
     BundleVersion,
     Publisher,
+    SkillFile,
     SkillPackage,
     SkillRevision,
     SkillVersion,
 )
 from catalog.services.publishing import bundle_version_publish
+from catalog.skill_content import skill_digest
 from catalog.validators import is_semver
 from egress.models import EgressRule
 from pixie.audit import audited
@@ -116,17 +118,37 @@ def _skill_versions(parts, publisher, version) -> list[SkillVersion]:
             raise ValidationFailed(
                 f"@{package.slug} {version} already exists; choose a newer version"
             )
-        result.append(
-            SkillVersion.objects.create(
-                package=package,
-                version=version,
+        files = list(revision.files.all())
+        body = part.override.body if part.override_id else revision.body
+        made = SkillVersion.objects.create(
+            package=package,
+            version=version,
+            name=revision.name,
+            description=revision.short_description,
+            body=body,
+            approvals=revision.approvals,
+            frontmatter=revision.frontmatter,
+            digest=skill_digest(
                 name=revision.name,
                 description=revision.short_description,
-                body=part.override.body if part.override_id else revision.body,
+                body=body,
                 approvals=revision.approvals,
                 frontmatter=revision.frontmatter,
-            )
+                files=((f.path, f.executable, f.blob_id) for f in files),
+            ),
         )
+        SkillFile.objects.bulk_create(
+            SkillFile(
+                skill_version=made,
+                path=f.path,
+                blob_id=f.blob_id,
+                size=f.size,
+                executable=f.executable,
+                media_type=f.media_type,
+            )
+            for f in files
+        )
+        result.append(made)
     return result
 
 

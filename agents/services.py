@@ -7,7 +7,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from catalog.models import SkillRevision, WorkspaceSkill
-from catalog.validators import BODY_MAX
+from catalog.validators import body_too_large
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.permissions import require_owner
@@ -125,8 +125,8 @@ def agent_skill_override(*, attachment: AgentSkill, body: str | None, actor) -> 
         return attachment
     if not isinstance(body, str) or not body.strip():
         raise ValidationFailed("An override needs a body; clear it instead to use the skill's")
-    if len(body) > BODY_MAX:
-        raise ValidationFailed(f"The override is {len(body)} characters; the limit is {BODY_MAX}")
+    if too_large := body_too_large(body):
+        raise ValidationFailed(f"The override {too_large}")
     with audited(actor=actor, comment=f"Overrode @{slug} for {attachment.agent.name}"):
         top = attachment.override_revisions.aggregate(top=Max("number"))["top"] or 0
         attachment.override = AgentSkillOverride.objects.create(

@@ -14,15 +14,13 @@ from pixie.permissions import role_in
 
 from .models import WorkspaceSkill
 from .services.workspace_skills import skill_edit, skill_set_advertised
-from .validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+from .validators import NAME_MAX, SKILL_DESCRIPTION_MAX
 
 
 class SkillEditForm(forms.Form):
     name = forms.CharField(max_length=NAME_MAX)
-    short_description = forms.CharField(max_length=DESCRIPTION_MAX, required=False)
-    body = forms.CharField(
-        max_length=BODY_MAX, widget=forms.Textarea(attrs={"rows": 24, "cols": 100})
-    )
+    short_description = forms.CharField(max_length=SKILL_DESCRIPTION_MAX, required=False)
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "cols": 100}))
     comment = forms.CharField(max_length=200, required=False, help_text="Why you changed it.")
 
 

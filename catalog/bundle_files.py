@@ -1,17 +1,29 @@
 """The bundle folder format: read and written without touching the database.
 
     <folder>/bundle.toml (or bundle.yaml)   slug, name, version, description, notes,
-                                            publisher, skills, [[hosts]], [[credentials]]
-    <folder>/skills/<slug>/SKILL.md         YAML frontmatter, then the Markdown body
+                                            publisher, skills, [[hosts]], [[credentials]],
+                                            [[approvals]]
+    <folder>/skills/<slug>/SKILL.md         an Agent Skills folder: YAML frontmatter,
+    <folder>/skills/<slug>/...              the Markdown body, and any supporting files
+                                            (scripts/, references/, assets/, ...)
 
-A SKILL.md in the public Agent Skills format (name, description, license,
-compatibility, metadata, allowed-tools) loads as is and keeps those fields.
+A skill folder follows the public Agent Skills format: `name` equal to the folder
+name, `description` up to 1,024 characters, optional `license`, `compatibility`,
+`metadata` and `allowed-tools`. Pixie's own fields live in `metadata` (`version`,
+`display-name`) and in bundle.toml (`[[approvals]]`). Files in Pixie's earlier
+shape (a display name in `name`, top-level `version` and `approvals`) still load.
+Any other frontmatter key is kept as it is and reported as a notice.
+
 Every problem names the file it is in; reading stops at nothing so a person sees
-all of them at once.
+all of them at once. Nothing is skipped silently: a file deliberately ignored
+(such as .DS_Store) is named in the notices.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +31,16 @@ from typing import Any
 
 import tomli_w
 import yaml
+from django.conf import settings
 
+from catalog.skill_content import media_type, sha256_of, skill_digest
 from catalog.validators import (
-    BODY_MAX,
+    COMPATIBILITY_MAX,
     DESCRIPTION_MAX,
     NAME_MAX,
+    NOTES_MAX,
+    SKILL_DESCRIPTION_MAX,
+    SKILL_NAME_MAX,
     is_credential_name,
     is_host,
     is_semver,
@@ -33,19 +50,46 @@ from pixie.namespace import is_slug
 
 MANIFEST_KEYS = {
     "slug", "name", "version", "description", "notes", "publisher", "skills", "hosts",
-    "credentials",
+    "credentials", "approvals",
 }  # fmt: skip
 HOST_KEYS = {"host", "port", "purpose"}
 CREDENTIAL_KEYS = {"name", "host", "purpose"}
-PIXIE_SKILL_KEYS = {"name", "description", "version", "approvals"}
-# Kept verbatim in SkillVersion.frontmatter so a dump writes them back.
-AGENT_SKILLS_KEYS = {"license", "compatibility", "metadata", "allowed-tools"}
+MANIFEST_APPROVAL_KEYS = {"skill", "operation", "rule"}
 APPROVAL_KEYS = {"operation", "rule"}
-MAX_FILE_BYTES = 256 * 1024
+# The Agent Skills format's fields; anything else is kept and reported.
+AGENT_SKILLS_KEYS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+# Pixie's earlier shape put these at the top level of the frontmatter.
+LEGACY_KEYS = {"version", "approvals"}
+SKILL_FILE = "SKILL.md"
+# Operating-system and editor clutter: not part of a skill, never stored, always named.
+IGNORED_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
+IGNORED_DIRS = {".git", "__pycache__", ".svn", ".hg"}
+BOM = "\ufeff"
 
 
 class BundleFileError(ValidationFailed):
     code = "bad_bundle_file"
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """A supporting file of a skill folder (anything but SKILL.md)."""
+
+    path: str
+    data: bytes = field(repr=False)
+    executable: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_of(self.data)
+
+    @property
+    def media_type(self) -> str:
+        return media_type(self.path, self.data)
 
 
 @dataclass(frozen=True)
@@ -57,7 +101,25 @@ class SkillSpec:
     body: str
     approvals: list[dict[str, str]] = field(default_factory=list)
     frontmatter: dict[str, Any] = field(default_factory=dict)
+    files: tuple[FileSpec, ...] = ()
+    # SKILL.md exactly as it was read ("" when the skill was not read from a file).
+    skill_md: str = ""
     source: str = field(default="", compare=False)
+    # False when the version label was taken from the bundle, not the skill's file.
+    version_given: bool = field(default=True, compare=False)
+    # True when the approvals are in SKILL.md (the earlier shape), not in bundle.toml.
+    approvals_in_file: bool = field(default=False, compare=False)
+
+    @property
+    def digest(self) -> str:
+        return skill_digest(
+            name=self.name,
+            description=self.description,
+            body=self.body,
+            approvals=self.approvals,
+            frontmatter=self.frontmatter,
+            files=((f.path, f.executable, f.sha256) for f in self.files),
+        )
 
 
 @dataclass(frozen=True)
@@ -85,10 +147,13 @@ class BundleSpec:
     skills: list[SkillSpec]
     hosts: list[HostSpec]
     credentials: list[CredentialSpec]
+    # What a person should know that refuses nothing: kept keys, ignored files.
+    notices: list[str] = field(default_factory=list, compare=False)
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice instead of keeping the last."""
+    """SafeLoader that refuses a key given twice instead of keeping the last, and reads
+    dates as the strings they were written as (a skill's frontmatter is stored as JSON)."""
 
 
 def _construct_mapping(loader, node, deep=False):
@@ -104,30 +169,52 @@ def _construct_mapping(loader, node, deep=False):
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
-def _read_text(path: Path, problems: list[str], label: str) -> str | None:
-    if not path.is_file():
-        problems.append(f"{label}: file is missing")
-        return None
-    if path.stat().st_size > MAX_FILE_BYTES:
-        problems.append(f"{label}: file is larger than {MAX_FILE_BYTES // 1024} KiB")
-        return None
+def _load_yaml(text: str):
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def _decode(data: bytes, problems: list[str], label: str) -> str | None:
     try:
-        return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         problems.append(f"{label}: not UTF-8 text")
         return None
+    if "\x00" in text:
+        problems.append(f"{label}: contains a NUL character")
+        return None
+    return text
 
 
-def _text(value, label: str, key: str, limit: int, problems: list[str], *, required=True):
+def _read_text(path: Path, problems: list[str], label: str) -> str | None:
+    """A text file's content with a leading BOM dropped and CRLF read as LF."""
+    if not path.is_file():
+        problems.append(f"{label}: file is missing")
+        return None
+    limit = settings.PIXIE_SKILL_FILE_MAX_BYTES
+    if path.stat().st_size > limit:
+        problems.append(
+            f"{label}: file is larger than {limit:,} bytes (PIXIE_SKILL_FILE_MAX_BYTES)"
+        )
+        return None
+    text = _decode(path.read_bytes(), problems, label)
+    return None if text is None else text.removeprefix(BOM).replace("\r\n", "\n")
+
+
+def _text(value, label: str, key: str, limit: int, problems: list[str], *, required=True,
+          rule: str = "the limit") -> str:  # fmt: skip
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
         problems.append(f"{label}: '{key}' must be a non-empty string")
         return ""
     if len(value) > limit:
-        problems.append(f"{label}: '{key}' is {len(value)} characters; the limit is {limit}")
+        problems.append(f"{label}: '{key}' is {len(value):,} characters; {rule} is {limit:,}")
     if "\x00" in value:
         problems.append(f"{label}: '{key}' contains a NUL character")
     return value
@@ -143,7 +230,8 @@ def _unknown_keys(data: dict, allowed: set[str], label: str, problems: list[str]
 
 
 def split_frontmatter(text: str) -> tuple[str, str] | None:
-    """(yaml, body) of a SKILL.md, or None when it does not open with a --- block."""
+    """(yaml, body) of a SKILL.md (BOM dropped, LF line ends), or None when it does not
+    open with a --- block."""
     if not text.startswith("---\n"):
         return None
     end = text.find("\n---\n", 3)
@@ -159,19 +247,50 @@ def normalize_body(body: str) -> str:
     return body.lstrip("\n").rstrip()
 
 
-def parse_skill_file(
-    path: Path, slug: str, default_version: str, problems: list[str], label: str
-) -> SkillSpec | None:
-    text = _read_text(path, problems, label)
-    if text is None:
-        return None
+def agent_skills_name_problem(name: object, folder: str) -> str | None:
+    """Why ``name`` breaks the Agent Skills rule for a skill's name, or None."""
+    rule = "(Agent Skills: 1-64 lowercase letters, digits and hyphens)"
+    if not isinstance(name, str) or not name:
+        return f"'name' must be a non-empty string {rule}"
+    if not name.isascii():
+        return (
+            f"'name' {name!r} has non-ASCII letters; the Agent Skills format allows them, but "
+            "Pixie's slugs are ASCII ([a-z0-9-]): rename the folder and the name"
+        )
+    if len(name) > SKILL_NAME_MAX:
+        return f"'name' is {len(name)} characters; the Agent Skills limit is {SKILL_NAME_MAX}"
+    if not is_slug(name.strip("-") or "-") or name != name.lower():
+        return f"'name' {name!r} may hold only lowercase letters, digits and hyphens {rule}"
+    if name.startswith("-") or name.endswith("-"):
+        return f"'name' {name!r} must not start or end with a hyphen (Agent Skills)"
+    if "--" in name:
+        return f"'name' {name!r} must not contain two hyphens in a row (Agent Skills)"
+    if name != folder:
+        return f"'name' {name!r} must equal the skill's folder name {folder!r} (Agent Skills)"
+    return None
+
+
+def _jsonable(value) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def parse_skill_md(
+    raw: str, slug: str, default_version: str, problems: list[str], notices: list[str],
+    label: str, *, files: tuple[FileSpec, ...] = (), approvals_from_manifest=None,
+) -> SkillSpec | None:  # fmt: skip
+    """Read one SKILL.md (its text exactly as in the file) into a SkillSpec."""
+    text = raw.removeprefix(BOM).replace("\r\n", "\n")
     parts = split_frontmatter(text)
     if parts is None:
         problems.append(f"{label}: must start with a '---' YAML frontmatter block")
         return None
     raw_yaml, body = parts
     try:
-        meta = yaml.load(raw_yaml, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        meta = _load_yaml(raw_yaml)
     except yaml.YAMLError as exc:
         problems.append(f"{label}: frontmatter is not valid YAML ({_first_line(exc)})")
         return None
@@ -179,32 +298,89 @@ def parse_skill_file(
         problems.append(f"{label}: frontmatter must be a mapping of keys to values")
         return None
     before = len(problems)
-    _unknown_keys(meta, PIXIE_SKILL_KEYS | AGENT_SKILLS_KEYS, label, problems)
-    name = _text(meta.get("name"), label, "name", NAME_MAX, problems)
-    description = _text(meta.get("description"), label, "description", DESCRIPTION_MAX, problems)
-    if "\n" in description.strip():
-        problems.append(f"{label}: 'description' must be one line")
-    version = _skill_version(meta, default_version, label, problems)
+    bad_keys = [k for k in meta if not isinstance(k, str)]
+    if bad_keys:
+        problems.append(f"{label}: frontmatter keys must be text; got {bad_keys[0]!r}")
+        return None
+    legacy = bool(LEGACY_KEYS & set(meta))
+    metadata = meta.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        problems.append(f"{label}: 'metadata' must be a mapping of keys to values (Agent Skills)")
+        metadata = None
+    if legacy:
+        name = _text(meta.get("name"), label, "name", NAME_MAX, problems).strip()
+    else:
+        problem = agent_skills_name_problem(meta.get("name"), slug)
+        if problem:
+            problems.append(f"{label}: {problem}")
+        display = (metadata or {}).get("display-name")
+        name = display.strip() if isinstance(display, str) and display.strip() else slug
+        if len(name) > NAME_MAX:
+            problems.append(
+                f"{label}: 'metadata.display-name' is {len(name)} characters; the limit is "
+                f"{NAME_MAX}"
+            )
+    description = _text(
+        meta.get("description"), label, "description", SKILL_DESCRIPTION_MAX, problems,
+        rule="the Agent Skills limit",
+    ).strip()  # fmt: skip
+    compatibility = meta.get("compatibility")
+    if compatibility is not None:
+        _text(compatibility, label, "compatibility", COMPATIBILITY_MAX, problems,
+              rule="the Agent Skills limit")  # fmt: skip
+    for key in ("license",):
+        if key in meta and not isinstance(meta[key], str):
+            problems.append(f"{label}: '{key}' must be text (Agent Skills)")
+    if isinstance(metadata, dict):
+        odd = sorted(str(k) for k, v in metadata.items() if not isinstance(v, str))
+        if odd:
+            notices.append(
+                f"{label}: metadata {', '.join(odd)} kept as written; the Agent Skills format "
+                "expects text values"
+            )
+    version, version_given = _skill_version(meta, legacy, default_version, label, problems)
     approvals = _approvals(meta.get("approvals", []), label, problems)
+    in_file = "approvals" in meta
+    if approvals_from_manifest:
+        if in_file:
+            problems.append(
+                f"{label}: approvals are given both here and in the bundle's [[approvals]]; "
+                "keep one"
+            )
+        approvals = approvals_from_manifest
     body = normalize_body(body)
     if not body:
         problems.append(f"{label}: the body is empty")
-    elif len(body) > BODY_MAX:
-        problems.append(f"{label}: the body is {len(body)} characters; the limit is {BODY_MAX}")
-    if "\x00" in body:
-        problems.append(f"{label}: the body contains a NUL character")
+    frontmatter = {k: v for k, v in meta.items() if k not in {"name", "description"} | LEGACY_KEYS}
+    for key, value in frontmatter.items():
+        if not _jsonable(value):
+            problems.append(f"{label}: '{key}' holds a value that cannot be stored as JSON")
     if len(problems) > before:
         return None
-    extras = {k: meta[k] for k in meta if k in AGENT_SKILLS_KEYS}
+    extra = sorted(k for k in frontmatter if k not in AGENT_SKILLS_KEYS)
+    if extra:
+        notices.append(
+            f"{label}: kept {', '.join(repr(k) for k in extra)} as written (not an Agent Skills "
+            "field; clients that know it use it)"
+        )
+    if legacy:
+        notices.append(
+            f"{label}: written in Pixie's earlier shape (display name in 'name', top-level "
+            f"{' and '.join(sorted(LEGACY_KEYS & set(meta)))}); it loads as it is"
+        )
     return SkillSpec(
         slug=slug,
         version=version,
         name=name,
-        description=description.strip(),
+        description=description,
         body=body,
         approvals=approvals,
-        frontmatter=extras,
+        frontmatter=frontmatter,
+        files=files,
+        skill_md=raw,
         source=label,
+        version_given=version_given,
+        approvals_in_file=in_file,
     )
 
 
@@ -212,24 +388,24 @@ def _first_line(exc: Exception) -> str:
     return " ".join(str(exc).split())[:200]
 
 
-def _skill_version(meta: dict, default: str, label: str, problems: list[str]) -> str:
+def _skill_version(meta: dict, legacy: bool, default: str, label: str, problems: list[str]):
+    """(version label, whether the file gave it): top-level `version` in the earlier shape,
+    else metadata.version when it is a semantic version, else the bundle's version."""
     version = meta.get("version")
     if version is None:
-        # Agent Skills files carry no version of their own: metadata.version if
-        # it is one, else the bundle's version.
         metadata = meta.get("metadata")
         candidate = metadata.get("version") if isinstance(metadata, dict) else None
-        return candidate if is_semver(candidate) else default
+        return (candidate, True) if is_semver(candidate) else (default, False)
     if not is_semver(version):
         problems.append(
             f"{label}: 'version' {version!r} is not a semantic version such as 2.1.0 "
             "(quote it if YAML reads it as a number)"
         )
-        return default
-    return version
+        return default, False
+    return version, True
 
 
-def _approvals(value, label: str, problems: list[str]) -> list[dict[str, str]]:
+def _approvals(value, label: str, problems: list[str], keys=APPROVAL_KEYS) -> list[dict]:
     if not isinstance(value, list):
         problems.append(f"{label}: 'approvals' must be a list of {{operation, rule}}")
         return []
@@ -239,13 +415,105 @@ def _approvals(value, label: str, problems: list[str]) -> list[dict[str, str]]:
         if not isinstance(item, dict):
             problems.append(f"{where} must be a mapping with 'operation' and 'rule'")
             continue
-        _unknown_keys(item, APPROVAL_KEYS, where, problems)
+        _unknown_keys(item, keys, where, problems)
         operation = item.get("operation")
         if not is_slug(operation):
             problems.append(f"{where}: 'operation' {operation!r} must be a slug like take-payment")
         rule = _text(item.get("rule"), where, "rule", DESCRIPTION_MAX, problems)
-        approvals.append({"operation": operation, "rule": rule})
+        approvals.append({"operation": operation, "rule": rule, **(
+            {"skill": item.get("skill")} if "skill" in keys else {})})  # fmt: skip
     return approvals
+
+
+@dataclass
+class _Budget:
+    """The bundle's byte ceiling, shared by every skill folder read."""
+
+    left: int
+    exceeded: bool = False
+
+
+def _path_problem(name: str) -> str | None:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not UTF-8"
+    if any(ord(c) < 32 or c == "\x7f" for c in name):
+        return "its name holds a control character"
+    if "\\" in name:
+        return "its name holds a backslash, which names a folder on some systems"
+    return None
+
+
+def read_skill_folder(
+    folder: Path, label: str, problems: list[str], notices: list[str], budget: _Budget
+) -> tuple[str | None, tuple[FileSpec, ...]]:
+    """(SKILL.md's text exactly as stored, the other files) of one skill folder.
+
+    Regular files only: a symbolic link, a device or a pipe is refused, naming it.
+    """
+    files: list[FileSpec] = []
+    skill_md: str | None = None
+    limit = settings.PIXIE_SKILL_FILE_MAX_BYTES
+    max_files = settings.PIXIE_SKILL_MAX_FILES
+    pending = [(folder, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(f"{label}/{prefix}: cannot be read ({exc.strerror})")
+            continue
+        if not entries and prefix:
+            notices.append(f"{label}/{prefix.rstrip('/')}: an empty folder is not kept")
+        for entry in entries:
+            relative = prefix + entry.name
+            where = f"{label}/{relative}"
+            why = _path_problem(entry.name)
+            if why:
+                problems.append(f"{label}/{relative!r}: refused: {why}")
+                continue
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(
+                    f"{where}: is a symbolic link; a skill folder holds files, not links "
+                    "(copy the file in its place)"
+                )
+            elif stat.S_ISDIR(mode):
+                if entry.name in IGNORED_DIRS:
+                    notices.append(f"{where}/: ignored (tool or version-control folder)")
+                else:
+                    pending.append((Path(entry.path), relative + "/"))
+            elif not stat.S_ISREG(mode):
+                problems.append(f"{where}: is not a regular file (a device, pipe or socket)")
+            elif entry.name in IGNORED_FILES or entry.name.endswith(".pyc"):
+                notices.append(f"{where}: ignored (operating-system or compiler clutter)")
+            else:
+                size = entry.stat(follow_symlinks=False).st_size
+                if size > limit:
+                    problems.append(
+                        f"{where}: is {size:,} bytes; the limit for one file is {limit:,} "
+                        "(PIXIE_SKILL_FILE_MAX_BYTES)"
+                    )
+                    continue
+                budget.left -= size
+                if budget.left < 0:
+                    budget.exceeded = True
+                    continue
+                data = Path(entry.path).read_bytes()
+                if relative == SKILL_FILE:
+                    skill_md = _decode(data, problems, where)
+                else:
+                    files.append(FileSpec(relative, data, bool(mode & 0o111)))
+    if len(files) > max_files:
+        problems.append(
+            f"{label}: holds {len(files):,} files; the limit for one skill is {max_files:,} "
+            "(PIXIE_SKILL_MAX_FILES)"
+        )
+    if skill_md is None and not any(p.startswith(f"{label}/{SKILL_FILE}") for p in problems):
+        problems.append(f"{label}/{SKILL_FILE}: file is missing")
+    files.sort(key=lambda f: f.path)
+    return skill_md, tuple(files)
 
 
 def _read_manifest(folder: Path, problems: list[str]) -> tuple[dict | None, str]:
@@ -258,7 +526,7 @@ def _read_manifest(folder: Path, problems: list[str]) -> tuple[dict | None, str]
         if text is None:
             return None, "bundle.yaml"
         try:
-            data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+            data = _load_yaml(text)
         except yaml.YAMLError as exc:
             problems.append(f"bundle.yaml: not valid YAML ({_first_line(exc)})")
             return None, "bundle.yaml"
@@ -277,6 +545,7 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
     """Parse and validate a bundle folder; raise BundleFileError listing every problem."""
     folder = Path(folder)
     problems: list[str] = []
+    notices: list[str] = []
     if not folder.is_dir():
         raise BundleFileError(f"{folder}: no such folder")
     data, label = _read_manifest(folder, problems)
@@ -297,16 +566,18 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
         data.get("description", ""), label, "description", DESCRIPTION_MAX, problems,
         required=False,
     )  # fmt: skip
-    notes = _text(data.get("notes", ""), label, "notes", BODY_MAX, problems, required=False)
+    notes = _text(data.get("notes", ""), label, "notes", NOTES_MAX, problems, required=False)
     publisher = data.get("publisher", default_publisher)
     if not is_slug(publisher):
         problems.append(f"{label}: 'publisher' {publisher!r} must be a slug")
 
-    skills = _skills(folder, data.get("skills"), version, label, problems)
+    approvals = _manifest_approvals(data.get("approvals", []), data.get("skills"), label, problems)
+    skills = _skills(folder, data.get("skills"), version, approvals, label, problems, notices)
     hosts = _hosts(data.get("hosts", []), label, problems)
     credentials = _credentials(
         data.get("credentials", []), {h.host for h in hosts}, label, problems
     )
+    _notice_strays(folder, data.get("skills"), label, notices)
     if problems:
         raise BundleFileError(problems)
     return BundleSpec(
@@ -319,14 +590,47 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
         skills=skills,
         hosts=hosts,
         credentials=credentials,
+        notices=notices,
     )
 
 
-def _skills(folder: Path, value, version: str, label: str, problems: list[str]) -> list[SkillSpec]:
+def _notice_strays(folder: Path, listed, label: str, notices: list[str]) -> None:
+    """Name what the folder holds beyond the manifest and the listed skills."""
+    listed = set(listed) if isinstance(listed, list) else set()
+    for entry in sorted(os.listdir(folder)):
+        if entry in {"bundle.toml", "bundle.yaml", "skills"} | IGNORED_FILES:
+            continue
+        notices.append(f"{entry}: not part of any skill ({label} lists skills under skills/); "
+                       "not stored")  # fmt: skip
+    skills_dir = folder / "skills"
+    if skills_dir.is_dir():
+        for entry in sorted(os.listdir(skills_dir)):
+            if entry not in listed and entry not in IGNORED_FILES:
+                notices.append(f"skills/{entry}: not listed in {label}'s 'skills'; not loaded")
+
+
+def _manifest_approvals(value, skills, label: str, problems: list[str]) -> dict[str, list]:
+    """bundle.toml's [[approvals]] (skill, operation, rule), by skill."""
+    by_skill: dict[str, list] = {}
+    listed = set(skills) if isinstance(skills, list) else set()
+    for approval in _approvals(value, label, problems, keys=MANIFEST_APPROVAL_KEYS):
+        skill = approval.pop("skill")
+        if skill not in listed:
+            problems.append(
+                f"{label}: approvals: skill {skill!r} is not one of the bundle's skills"
+            )
+            continue
+        by_skill.setdefault(skill, []).append(approval)
+    return by_skill
+
+
+def _skills(folder: Path, value, version: str, approvals: dict, label: str,
+            problems: list[str], notices: list[str]) -> list[SkillSpec]:  # fmt: skip
     if not isinstance(value, list) or not value:
         problems.append(f"{label}: 'skills' must be a non-empty list of skill folder names")
         return []
     specs, seen = [], set()
+    budget = _Budget(left=settings.PIXIE_BUNDLE_MAX_BYTES)
     for slug in value:
         if not is_slug(slug):
             problems.append(f"{label}: skill {slug!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$")
@@ -335,11 +639,26 @@ def _skills(folder: Path, value, version: str, label: str, problems: list[str]) 
             problems.append(f"{label}: skill {slug} is listed twice")
             continue
         seen.add(slug)
-        skill_label = f"skills/{slug}/SKILL.md"
-        spec = parse_skill_file(folder / "skills" / slug / "SKILL.md", slug, version, problems,
-                                skill_label)  # fmt: skip
+        skill_label = f"skills/{slug}"
+        skill_dir = folder / "skills" / slug
+        if skill_dir.is_symlink() or not skill_dir.is_dir():
+            problems.append(f"{skill_label}/{SKILL_FILE}: file is missing")
+            continue
+        raw, files = read_skill_folder(skill_dir, skill_label, problems, notices, budget)
+        if raw is None:
+            continue
+        spec = parse_skill_md(
+            raw, slug, version, problems, notices, f"{skill_label}/{SKILL_FILE}", files=files,
+            approvals_from_manifest=approvals.get(slug),
+        )  # fmt: skip
         if spec:
             specs.append(spec)
+    if budget.exceeded:
+        limit = settings.PIXIE_BUNDLE_MAX_BYTES
+        problems.append(
+            f"{label}: the skill folders hold more than {limit:,} bytes, the limit for one "
+            "bundle (PIXIE_BUNDLE_MAX_BYTES)"
+        )
     return specs
 
 
@@ -395,23 +714,45 @@ def _credentials(value, hosts: set[str], label: str, problems: list[str]) -> lis
 
 
 def render_skill_file(spec: SkillSpec) -> str:
-    meta: dict[str, Any] = {
-        "name": spec.name,
-        "description": spec.description,
-        "version": spec.version,
-    }
-    if spec.approvals:
-        meta["approvals"] = spec.approvals
+    """SKILL.md for a skill that was not read from a file, in the Agent Skills shape:
+    Pixie's version and display name go in `metadata`, approvals in bundle.toml."""
+    meta: dict[str, Any] = {"name": spec.slug, "description": spec.description}
     meta.update(spec.frontmatter)
+    metadata = dict(meta.get("metadata") or {})
+    if spec.name != spec.slug:
+        metadata["display-name"] = spec.name
+    metadata["version"] = spec.version
+    meta["metadata"] = metadata
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{front}---\n\n{spec.body}\n"
 
 
+def skill_md_text(spec: SkillSpec) -> str:
+    """SKILL.md as it was loaded (byte for byte), or rendered when it never was a file."""
+    return spec.skill_md or render_skill_file(spec)
+
+
 def write_bundle_folder(spec: BundleSpec, folder: Path | str) -> Path:
-    """Write a bundle folder that read_bundle_folder reads back to the same spec."""
+    """Write a bundle folder that read_bundle_folder reads back to the same spec: each
+    SKILL.md and supporting file byte for byte, with its executable bit."""
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
         raise BundleFileError(f"{folder}: folder exists and is not empty")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bundle.toml").write_text(manifest_text(spec))
+    for skill in spec.skills:
+        skill_dir = folder / "skills" / skill.slug
+        skill_dir.mkdir(parents=True)
+        (skill_dir / SKILL_FILE).write_bytes(skill_md_text(skill).encode("utf-8"))
+        for file in skill.files:
+            target = skill_dir / file.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file.data)
+            target.chmod(0o755 if file.executable else 0o644)
+    return folder
+
+
+def manifest_text(spec: BundleSpec) -> str:
     manifest: dict[str, Any] = {
         "slug": spec.slug,
         "name": spec.name,
@@ -424,11 +765,25 @@ def write_bundle_folder(spec: BundleSpec, folder: Path | str) -> Path:
         "credentials": [
             {"name": c.name, "host": c.host, "purpose": c.purpose} for c in spec.credentials
         ],
+        "approvals": [
+            {"skill": skill.slug, **approval}
+            for skill in spec.skills
+            if not skill.approvals_in_file
+            for approval in skill.approvals
+        ],
     }
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "bundle.toml").write_text(tomli_w.dumps(manifest, multiline_strings=True))
-    for skill in spec.skills:
-        skill_dir = folder / "skills" / skill.slug
-        skill_dir.mkdir(parents=True)
-        (skill_dir / "SKILL.md").write_text(render_skill_file(skill), encoding="utf-8")
-    return folder
+    if not manifest["approvals"]:
+        del manifest["approvals"]
+    return tomli_w.dumps(manifest, multiline_strings=True)
+
+
+def has_frontmatter_key(skill_md: str, key: str) -> bool:
+    """Whether a stored SKILL.md's frontmatter holds ``key`` (for a dump's manifest)."""
+    parts = split_frontmatter(skill_md.removeprefix(BOM).replace("\r\n", "\n"))
+    if parts is None:
+        return False
+    try:
+        meta = _load_yaml(parts[0])
+    except yaml.YAMLError:
+        return False
+    return isinstance(meta, dict) and key in meta

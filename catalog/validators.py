@@ -4,9 +4,16 @@ import re
 
 from django.core.exceptions import ValidationError
 
-NAME_MAX = 80
-DESCRIPTION_MAX = 400
-BODY_MAX = 8000
+NAME_MAX = 80  # a display name
+DESCRIPTION_MAX = 400  # one line about a bundle, a host, a credential
+NOTES_MAX = 20_000  # a bundle version's release notes
+# The Agent Skills format's own limits, for a skill folder's SKILL.md.
+SKILL_NAME_MAX = 64
+SKILL_DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+# The format's context guidance: past it a skill still loads, with a warning shown.
+GUIDANCE_LINES = 500
+GUIDANCE_TOKENS = 5000
 
 # semver.org's own pattern: MAJOR.MINOR.PATCH with optional pre-release and build.
 SEMVER_RE = re.compile(
@@ -70,3 +77,20 @@ def validate_host(value: str) -> None:
             "without scheme, port or path.",
             params={"value": value},
         )
+
+
+def body_too_large(body: str) -> str | None:
+    """Why a skill body is over the catalog's ceiling (bytes per file), or None.
+
+    Installed skills, local edits and agents' overrides follow the catalog's limit;
+    the 8,000-character limit of a share applies to shares only.
+    """
+    from django.conf import settings
+
+    size = len(body.encode("utf-8"))
+    limit = settings.PIXIE_SKILL_FILE_MAX_BYTES
+    if size > limit:
+        return (
+            f"is {size:,} bytes; the limit for one file is {limit:,} (PIXIE_SKILL_FILE_MAX_BYTES)"
+        )
+    return None

@@ -51,6 +51,7 @@ from catalog.models import (
     Status,
     WorkspaceSkill,
 )
+from catalog.skill_content import skill_digest
 from catalog.tools import BUILTIN_TOOLS
 from pixie.errors import ValidationFailed
 from pixie.models import Membership, Workspace
@@ -364,6 +365,8 @@ class _Seeder:
                 "body",
                 "approvals",
                 "frontmatter",
+                "digest",
+                "skill_md",
                 "status",
                 "created_at",
                 "published_at",
@@ -373,18 +376,28 @@ class _Seeder:
                     version_ids[index],
                     package_ids[index],
                     "1.0.0",
-                    f"Bundle {bundle} step {step}",
-                    f"Step {step} of bundle {bundle}'s procedure.",
-                    f"Step {step}: read the records with @{TOOLS[index % len(TOOLS)]}, "
-                    f"then hand over to @{package_slug(bundle, step + 1)}.",
+                    *content,
                     self.empty_list,
                     self.empty_dict,
+                    skill_digest(
+                        name=content[0], description=content[1], body=content[2],
+                        approvals=(), frontmatter={}, files=(),
+                    ),  # fmt: skip
+                    "",
                     Status.PUBLISHED,
                     now,
                     now,
                 )
                 for index in range(count)
                 for bundle, step in [divmod(index, per_bundle)]
+                for content in [
+                    (
+                        f"Bundle {bundle} step {step}",
+                        f"Step {step} of bundle {bundle}'s procedure.",
+                        f"Step {step}: read the records with @{TOOLS[index % len(TOOLS)]}, "
+                        f"then hand over to @{package_slug(bundle, step + 1)}.",
+                    )
+                ]
             ),
         )
         bundle_ids = self.writer.reserve(Bundle, sizes.bundles)

@@ -258,3 +258,10 @@ PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
 PIXIE_INBOX_MAX_BYTES = int(os.environ.get("PIXIE_INBOX_MAX_BYTES", str(192 * 1024)))
 PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
 PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))
+
+# Safety ceilings for skill folders (a bundle load, an upload): memory bombs are
+# refused with a message naming the limit. Generous: the largest published skills
+# we could find are far below them (docs/SKILL_FORMAT.md).
+PIXIE_SKILL_FILE_MAX_BYTES = int(os.environ.get("PIXIE_SKILL_FILE_MAX_BYTES", str(16 << 20)))
+PIXIE_SKILL_MAX_FILES = int(os.environ.get("PIXIE_SKILL_MAX_FILES", "2000"))
+PIXIE_BUNDLE_MAX_BYTES = int(os.environ.get("PIXIE_BUNDLE_MAX_BYTES", str(256 << 20)))

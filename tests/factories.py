@@ -14,6 +14,7 @@ from catalog.models import (
     SkillPackage,
     SkillVersion,
 )
+from catalog.skill_content import skill_digest
 from pixie.models import Membership, Workspace
 
 _counter = itertools.count(1)
@@ -58,13 +59,17 @@ def make_skill_version(
     package, _ = SkillPackage.objects.get_or_create(
         slug=slug, publisher=publisher or make_publisher()
     )
+    content = {
+        "name": name or slug.replace("-", " ").title(),
+        "description": f"What {slug} does, in one line.",
+        "body": body,
+        "approvals": approvals or [],
+    }
     return SkillVersion.objects.create(
         package=package,
         version=version,
-        name=name or slug.replace("-", " ").title(),
-        description=f"What {slug} does, in one line.",
-        body=body,
-        approvals=approvals or [],
+        digest=skill_digest(**content, frontmatter={}, files=()),
+        **content,
     )
 
 

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from catalog.models import Installation, Plan, WorkspaceSkill
+from catalog.validators import SKILL_DESCRIPTION_MAX
 from egress.models import CredentialRequirement, EgressRule
 
 
@@ -118,8 +119,11 @@ class SkillSerializer(serializers.ModelSerializer):
 
 class SkillEditSerializer(StrictSerializer):
     name = serializers.CharField(max_length=80, required=False)
-    short_description = serializers.CharField(max_length=400, required=False, allow_blank=True)
-    body = serializers.CharField(max_length=8000, required=False)
+    short_description = serializers.CharField(
+        max_length=SKILL_DESCRIPTION_MAX, required=False, allow_blank=True
+    )
+    # The body's ceiling is in bytes (the catalog's per-file limit); the service checks it.
+    body = serializers.CharField(required=False)
 
 
 class EgressRuleSerializer(serializers.ModelSerializer):

@@ -10,6 +10,7 @@ from .catalog import (
     Status,
     Tool,
 )
+from .files import FileBlob, RevisionFile, SkillFile
 from .installs import Installation, Plan
 from .workspace import SkillRevision, WorkspaceSkill
 
@@ -19,9 +20,12 @@ __all__ = [
     "BundleHost",
     "BundleSkill",
     "BundleVersion",
+    "FileBlob",
     "Installation",
     "Plan",
     "Publisher",
+    "RevisionFile",
+    "SkillFile",
     "SkillPackage",
     "SkillRevision",
     "SkillVersion",

@@ -6,9 +6,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from catalog.validators import (
-    BODY_MAX,
     DESCRIPTION_MAX,
     NAME_MAX,
+    NOTES_MAX,
+    SKILL_DESCRIPTION_MAX,
     validate_credential_name,
     validate_host,
     validate_semver,
@@ -85,6 +86,12 @@ class Status(models.TextChoices):
 
 @reversion.register()
 class SkillVersion(PublishedImmutable):
+    """One immutable state of a catalog skill: its SKILL.md and its supporting files.
+
+    ``digest`` is its identity (catalog.skill_content.skill_digest): a bundle
+    version that repeats a skill with the same content reuses this row.
+    """
+
     CONTENT_FIELDS = (
         "package_id",
         "version",
@@ -93,13 +100,15 @@ class SkillVersion(PublishedImmutable):
         "body",
         "approvals",
         "frontmatter",
+        "digest",
+        "skill_md",
     )
 
     package = models.ForeignKey(SkillPackage, on_delete=models.PROTECT, related_name="versions")
     version = models.CharField(max_length=64, validators=[validate_semver])
     name = models.CharField(max_length=NAME_MAX)
-    description = models.CharField(max_length=DESCRIPTION_MAX, help_text="One line.")
-    body = models.TextField(max_length=BODY_MAX)
+    description = models.CharField(max_length=SKILL_DESCRIPTION_MAX)
+    body = models.TextField()
     approvals = models.JSONField(
         default=list,
         blank=True,
@@ -108,8 +117,16 @@ class SkillVersion(PublishedImmutable):
     frontmatter = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Other SKILL.md frontmatter kept as is (license, compatibility, metadata, "
-        "allowed-tools).",
+        help_text="The rest of the SKILL.md frontmatter, kept as is (license, compatibility, "
+        "metadata, allowed-tools and any other key).",
+    )
+    digest = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="sha256 of the skill's content."
+    )
+    skill_md = models.TextField(
+        blank=True,
+        help_text="SKILL.md exactly as loaded (empty when the version was made otherwise); "
+        "a dump writes it back byte for byte.",
     )
     status = models.CharField(
         max_length=16,
@@ -161,7 +178,7 @@ class BundleVersion(PublishedImmutable):
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="versions")
     version = models.CharField(max_length=64, validators=[validate_semver])
     description = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
-    notes = models.TextField(blank=True, max_length=BODY_MAX)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)

@@ -4,7 +4,7 @@ import reversion
 from django.conf import settings
 from django.db import models
 
-from catalog.validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+from catalog.validators import DESCRIPTION_MAX, NAME_MAX, SKILL_DESCRIPTION_MAX
 from pixie.errors import ImmutableError
 from pixie.namespace_fields import SlugField
 
@@ -55,8 +55,8 @@ class SkillRevision(models.Model):
     skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField()
     name = models.CharField(max_length=NAME_MAX)
-    short_description = models.CharField(max_length=DESCRIPTION_MAX)
-    body = models.TextField(max_length=BODY_MAX)
+    short_description = models.CharField(max_length=SKILL_DESCRIPTION_MAX)
+    body = models.TextField()
     approvals = models.JSONField(default=list, blank=True)
     frontmatter = models.JSONField(default=dict, blank=True)
     upstream = models.ForeignKey(

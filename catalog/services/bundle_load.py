@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import reversion
+from django.db import transaction
 
 from catalog.bundle_files import (
     BundleFileError,
     BundleSpec,
     CredentialSpec,
+    FileSpec,
     HostSpec,
     SkillSpec,
+    has_frontmatter_key,
 )
 from catalog.mentions import describe_unresolved, unresolved_by_skill
 from catalog.models import (
@@ -18,7 +23,9 @@ from catalog.models import (
     BundleHost,
     BundleSkill,
     BundleVersion,
+    FileBlob,
     Publisher,
+    SkillFile,
     SkillPackage,
     SkillVersion,
     Status,
@@ -34,27 +41,17 @@ class BundleLoadResult:
     created: bool
     published: bool
     skill_versions_created: int
-
-
-def _skill_content(spec: SkillSpec) -> tuple:
-    return (spec.name, spec.description, spec.body, spec.approvals, spec.frontmatter)
-
-
-def _stored_skill_content(version: SkillVersion) -> tuple:
-    return (
-        version.name,
-        version.description,
-        version.body,
-        version.approvals,
-        version.frontmatter,
-    )
+    skill_versions_reused: int = 0
+    notices: list[str] = field(default_factory=list)
 
 
 def bundle_spec_of(bundle_version: BundleVersion) -> BundleSpec:
-    """The version as the file format sees it (used by bundle_dump and comparisons)."""
-    entries = bundle_version.skills.select_related("skill_version__package").order_by(
-        "position", "id"
+    """The version as the file format sees it (used by bundle_dump, downloads and
+    comparisons), files and all."""
+    entries = list(
+        bundle_version.skills.select_related("skill_version__package").order_by("position", "id")
     )
+    files = skill_files_of([e.skill_version_id for e in entries])
     return BundleSpec(
         slug=bundle_version.bundle.slug,
         name=bundle_version.bundle.name,
@@ -62,18 +59,7 @@ def bundle_spec_of(bundle_version: BundleVersion) -> BundleSpec:
         description=bundle_version.description,
         notes=bundle_version.notes,
         publisher=bundle_version.bundle.publisher.slug,
-        skills=[
-            SkillSpec(
-                slug=e.skill_version.package.slug,
-                version=e.skill_version.version,
-                name=e.skill_version.name,
-                description=e.skill_version.description,
-                body=e.skill_version.body,
-                approvals=e.skill_version.approvals,
-                frontmatter=e.skill_version.frontmatter,
-            )
-            for e in entries
-        ],
+        skills=[skill_spec_of(e.skill_version, files.get(e.skill_version_id, ())) for e in entries],
         hosts=[HostSpec(h.host, h.port, h.purpose) for h in bundle_version.hosts.all()],
         credentials=[
             CredentialSpec(c.name, c.host, c.purpose) for c in bundle_version.credentials.all()
@@ -81,20 +67,80 @@ def bundle_spec_of(bundle_version: BundleVersion) -> BundleSpec:
     )
 
 
-def _same_bundle_version(existing: BundleVersion, spec: BundleSpec) -> bool:
-    stored = bundle_spec_of(existing)
-    return (
-        stored.description == spec.description
-        and stored.notes == spec.notes
-        and [(s.slug, s.version) for s in stored.skills]
-        == [(s.slug, s.version) for s in spec.skills]
-        and sorted(stored.hosts, key=repr) == sorted(spec.hosts, key=repr)
-        and sorted(stored.credentials, key=repr) == sorted(spec.credentials, key=repr)
+def skill_files_of(version_ids) -> dict[int, tuple[FileSpec, ...]]:
+    """Each skill version's files with their bytes, in two queries whatever their number."""
+    rows = list(
+        SkillFile.objects.filter(skill_version_id__in=version_ids)
+        .order_by("skill_version_id", "path")
+        .values_list("skill_version_id", "path", "executable", "blob_id")
+    )
+    data = dict(
+        FileBlob.objects.filter(sha256__in={r[3] for r in rows}).values_list("sha256", "content")
+    )
+    found: dict[int, list[FileSpec]] = {}
+    for version_id, path, executable, sha in rows:
+        found.setdefault(version_id, []).append(FileSpec(path, bytes(data[sha]), executable))
+    return {version_id: tuple(files) for version_id, files in found.items()}
+
+
+def skill_spec_of(version: SkillVersion, files: tuple[FileSpec, ...] = ()) -> SkillSpec:
+    return SkillSpec(
+        slug=version.package.slug,
+        version=version.version,
+        name=version.name,
+        description=version.description,
+        body=version.body,
+        approvals=version.approvals,
+        frontmatter=version.frontmatter,
+        files=files,
+        skill_md=version.skill_md,
+        approvals_in_file=bool(version.skill_md)
+        and has_frontmatter_key(version.skill_md, "approvals"),
     )
 
 
+@dataclass
+class _Resolution:
+    """Where each skill of a bundle lands in the catalog: an existing version with the
+    same content (by digest), or a new version under a label."""
+
+    reuse: dict[str, SkillVersion] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def _resolve(spec: BundleSpec, problems: list[str]) -> _Resolution:
+    """A skill version is its content: the same digest reuses the stored version, whatever
+    its label; a new content needs a label not yet used by its package."""
+    resolution = _Resolution()
+    stored: dict[str, list[SkillVersion]] = {}
+    for version in SkillVersion.objects.select_related("package").filter(
+        package__slug__in=[s.slug for s in spec.skills], package__publisher__slug=spec.publisher
+    ):
+        stored.setdefault(version.package.slug, []).append(version)
+    for skill in spec.skills:
+        versions = stored.get(skill.slug, [])
+        digest = skill.digest
+        same = [v for v in versions if v.digest == digest]
+        if same:
+            resolution.reuse[skill.slug] = min(same, key=lambda v: v.pk)
+            continue
+        labels = {v.version for v in versions}
+        if skill.version not in labels:
+            resolution.labels[skill.slug] = skill.version
+        elif not skill.version_given:
+            # The label came from the bundle's version, not the skill: keep it, and tell
+            # this content apart with semver build metadata.
+            resolution.labels[skill.slug] = f"{skill.version.split('+')[0]}+{digest[:8]}"
+        else:
+            problems.append(
+                f"{skill.source}: @{skill.slug} {skill.version} already exists with different "
+                "content; give the changed skill a new version"
+            )
+    return resolution
+
+
 def _problems(spec: BundleSpec, tools: set[str]) -> list[str]:
-    """Checks that need the database: tools, existing versions, mentions."""
+    """Checks that need the database: tools, the publisher, mentions."""
     problems = []
     for skill in spec.skills:
         if skill.slug in tools:
@@ -108,27 +154,32 @@ def _problems(spec: BundleSpec, tools: set[str]) -> list[str]:
         problems.append(
             f"bundle: {spec.slug} is published by {bundle.publisher.slug}, not {spec.publisher}"
         )
-    existing = {
-        (v.package.slug, v.version): v
-        for v in SkillVersion.objects.select_related("package").filter(
-            package__slug__in=[s.slug for s in spec.skills], package__publisher__slug=spec.publisher
-        )
-    }
-    for skill in spec.skills:
-        stored = existing.get((skill.slug, skill.version))
-        if stored is not None and _stored_skill_content(stored) != _skill_content(skill):
-            problems.append(
-                f"{skill.source}: @{skill.slug} {skill.version} already exists with different "
-                "content; give the changed skill a new version"
-            )
     return problems
+
+
+def _same_bundle_version(existing: BundleVersion, spec: BundleSpec) -> bool:
+    stored = list(
+        existing.skills.select_related("skill_version__package")
+        .order_by("position", "id")
+        .values_list("skill_version__package__slug", "skill_version__digest")
+    )
+    return (
+        existing.description == spec.description
+        and existing.notes == spec.notes
+        and stored == [(s.slug, s.digest) for s in spec.skills]
+        and sorted((h.host, h.port, h.purpose) for h in existing.hosts.all())
+        == sorted((h.host, h.port, h.purpose) for h in spec.hosts)
+        and sorted((c.name, c.host, c.purpose) for c in existing.credentials.all())
+        == sorted((c.name, c.host, c.purpose) for c in spec.credentials)
+    )
 
 
 def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoadResult:
     """Write a parsed bundle folder into the catalog, all of it or nothing.
 
     Loading the same folder twice changes nothing; a version that exists with
-    other content is refused, since published versions never change.
+    other content is refused, since published versions never change. A skill whose
+    content is already in the catalog reuses that skill version.
     """
     tools = tool_slugs()
     problems = _problems(spec, tools)
@@ -142,14 +193,15 @@ def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoad
             f"bundle: {spec.slug} {spec.version} already exists with different content; "
             "give the changed bundle a new version"
         )
+    resolution = _resolve(spec, problems)
     if problems:
         raise BundleFileError(problems)
 
     comment = f"Loaded bundle {spec.slug} {spec.version} from files"
-    with audited(actor=actor, comment=comment):
+    with transaction.atomic(), audited(actor=actor, comment=comment):
         created_skills = 0
         if existing is None:
-            bundle_version, created_skills = _create(spec)
+            bundle_version, created_skills = _create(spec, resolution)
         else:
             bundle_version = existing
         published = False
@@ -161,10 +213,29 @@ def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoad
         created=existing is None,
         published=published,
         skill_versions_created=created_skills,
+        skill_versions_reused=len(resolution.reuse) if existing is None else 0,
+        notices=list(spec.notices),
     )
 
 
-def _create(spec: BundleSpec) -> tuple[BundleVersion, int]:
+def blobs_store(files) -> None:
+    """Store each file's bytes once: a digest already stored is not written again."""
+    wanted = {f.sha256: f for f in files}
+    if not wanted:
+        return
+    have = set(FileBlob.objects.filter(sha256__in=wanted).values_list("sha256", flat=True))
+    FileBlob.objects.bulk_create(
+        (
+            FileBlob(sha256=sha, size=f.size, content=f.data)
+            for sha, f in wanted.items()
+            if sha not in have
+        ),
+        batch_size=50,
+        ignore_conflicts=True,  # another load storing the same bytes at once
+    )
+
+
+def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, int]:
     publisher, _ = Publisher.objects.get_or_create(
         slug=spec.publisher,
         defaults={"name": spec.publisher.replace("-", " ").title(), "kind": "operator"},
@@ -179,26 +250,53 @@ def _create(spec: BundleSpec) -> tuple[BundleVersion, int]:
     bundle_version = BundleVersion.objects.create(
         bundle=bundle, version=spec.version, description=spec.description, notes=spec.notes
     )
-    created = 0
-    entries = []
-    for position, skill in enumerate(spec.skills, start=1):
-        package, _ = SkillPackage.objects.get_or_create(slug=skill.slug, publisher=publisher)
-        version, made = SkillVersion.objects.get_or_create(
-            package=package,
-            version=skill.version,
-            defaults={
-                "name": skill.name,
-                "description": skill.description,
-                "body": skill.body,
-                "approvals": skill.approvals,
-                "frontmatter": skill.frontmatter,
-            },
+    new = [s for s in spec.skills if s.slug not in resolution.reuse]
+    packages = {
+        package.slug: package
+        for package in SkillPackage.objects.filter(
+            publisher=publisher, slug__in=[s.slug for s in new]
         )
-        created += made
-        entries.append(
-            BundleSkill(bundle_version=bundle_version, skill_version=version, position=position)
+    }
+    missing = [
+        SkillPackage(slug=s.slug, publisher=publisher) for s in new if s.slug not in packages
+    ]
+    for package in SkillPackage.objects.bulk_create(missing):
+        packages[package.slug] = package
+    blobs_store(f for s in new for f in s.files)
+    made = SkillVersion.objects.bulk_create(
+        SkillVersion(
+            package=packages[s.slug],
+            version=resolution.labels[s.slug],
+            name=s.name,
+            description=s.description,
+            body=s.body,
+            approvals=s.approvals,
+            frontmatter=s.frontmatter,
+            digest=s.digest,
+            skill_md=s.skill_md,
         )
-    BundleSkill.objects.bulk_create(entries)
+        for s in new
+    )
+    files = SkillFile.objects.bulk_create(
+        (
+            SkillFile(
+                skill_version=version,
+                path=f.path,
+                blob_id=f.sha256,
+                size=f.size,
+                executable=f.executable,
+                media_type=f.media_type,
+            )
+            for version, s in zip(made, new, strict=True)
+            for f in s.files
+        ),
+        batch_size=500,
+    )
+    versions = {**resolution.reuse, **{s.slug: v for v, s in zip(made, new, strict=True)}}
+    BundleSkill.objects.bulk_create(
+        BundleSkill(bundle_version=bundle_version, skill_version=versions[s.slug], position=i)
+        for i, s in enumerate(spec.skills, start=1)
+    )
     BundleHost.objects.bulk_create(
         BundleHost(bundle_version=bundle_version, host=h.host, port=h.port, purpose=h.purpose)
         for h in spec.hosts
@@ -207,4 +305,8 @@ def _create(spec: BundleSpec) -> tuple[BundleVersion, int]:
         BundleCredential(bundle_version=bundle_version, name=c.name, host=c.host, purpose=c.purpose)
         for c in spec.credentials
     )
-    return bundle_version, created
+    # Bulk writes send no signals: put the new rows in the history by hand. File rows
+    # record path, mode and digest; their bytes (FileBlob) are never in the history.
+    for row in (*made, *files, *missing):
+        reversion.add_to_revision(row)
+    return bundle_version, len(made)

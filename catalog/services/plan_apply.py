@@ -17,6 +17,7 @@ from pixie.faults import checkpoint
 from pixie.models import Workspace
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
+from .revision_files import revision_files_from_versions
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +167,9 @@ def _apply_steps(plan: Plan) -> None:
         )
         for skill, s in zip(new_skills, creates, strict=True)
     )
+    files = revision_files_from_versions(
+        (revision, s["skill_version_id"]) for revision, s in zip(revisions, creates, strict=True)
+    )
     for skill, revision in zip(new_skills, revisions, strict=True):
         skill.head = revision
     WorkspaceSkill.objects.bulk_update(new_skills, ["head"])
@@ -209,6 +213,10 @@ def _apply_steps(plan: Plan) -> None:
                 origin,
             )
             for s, body, origin in changes
+        )
+        files += revision_files_from_versions(
+            (revision, s["skill_version_id"])
+            for revision, (s, _, _) in zip(updated, changes, strict=True)
         )
         WorkspaceSkill.objects.bulk_update(
             [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]

@@ -13,10 +13,12 @@ import reversion
 from django.db.models import Max
 
 from catalog.models import SkillRevision, SkillVersion, Tool, WorkspaceSkill
-from catalog.validators import BODY_MAX, DESCRIPTION_MAX, NAME_MAX
+from catalog.validators import NAME_MAX, SKILL_DESCRIPTION_MAX, body_too_large
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
 from pixie.namespace import apply_rename, is_slug, parse_mentions
+
+from .revision_files import revision_files_from_revisions, revision_files_from_versions
 
 KEEP = object()  # skill_edit: keep the head's upstream
 
@@ -33,14 +35,14 @@ def _check_content(name: str, short_description: str, body: str) -> None:
         problems.append("name must not be empty")
     elif len(name) > NAME_MAX:
         problems.append(f"name is {len(name)} characters; the limit is {NAME_MAX}")
-    if not isinstance(short_description, str) or len(short_description) > DESCRIPTION_MAX:
-        problems.append(f"short description must be text of at most {DESCRIPTION_MAX} characters")
-    elif "\n" in short_description.strip():
-        problems.append("short description must be one line")
+    if not isinstance(short_description, str) or len(short_description) > SKILL_DESCRIPTION_MAX:
+        problems.append(
+            f"short description must be text of at most {SKILL_DESCRIPTION_MAX} characters"
+        )
     if not isinstance(body, str) or not body.strip():
         problems.append("body must not be empty")
-    elif len(body) > BODY_MAX:
-        problems.append(f"body is {len(body)} characters; the limit is {BODY_MAX}")
+    elif too_large := body_too_large(body):
+        problems.append(f"body {too_large}")
     if any("\x00" in str(v) for v in (name, short_description, body)):
         problems.append("text must not contain NUL characters")
     if problems:
@@ -191,16 +193,24 @@ def skill_edit(
             upstream=new_upstream,
             origin="local",
             comment=comment,
+            files_of=new_upstream if upstream is not KEEP and new_upstream else head,
         )
     skill.head = revision
     return revision
 
 
-def _new_revision(skill: WorkspaceSkill, **fields) -> SkillRevision:
+def _new_revision(
+    skill: WorkspaceSkill, *, files_of: SkillRevision | SkillVersion | None, **fields
+) -> SkillRevision:
+    """The next revision, carrying the supporting files of ``files_of``."""
     number = (skill.revisions.aggregate(top=Max("number"))["top"] or 0) + 1
     revision = SkillRevision.objects.create(
         skill=skill, number=number, created_by=fields.pop("actor"), **fields
     )
+    if isinstance(files_of, SkillVersion):
+        revision_files_from_versions([(revision, files_of.pk)])
+    elif files_of is not None:
+        revision_files_from_revisions([(revision, files_of.pk)])
     WorkspaceSkill.objects.filter(pk=skill.pk).update(head=revision)
     return revision
 
@@ -246,6 +256,7 @@ def skill_rename(*, skill: WorkspaceSkill, new_slug: str, actor) -> list[str]:
                 upstream=head.upstream,
                 origin="rename",
                 comment=comment,
+                files_of=head,
             )
             rewritten.append(other.slug)
     skill.slug = new_slug

@@ -155,20 +155,23 @@ def _edit(path: Path, old: str, new: str):
     path.write_text(text.replace(old, new, 1))
 
 
-def test_unknown_manifest_and_frontmatter_keys_are_refused(folder):
+def test_an_unknown_manifest_key_is_refused(folder):
     _edit(
         folder / "bundle.toml",
         'slug = "accounts-receivable"',
         'slug = "accounts-receivable"\nicon = "x"',
     )
+    _refused(folder, "bundle.toml: unknown key icon")
+
+
+def test_an_unknown_frontmatter_key_is_kept_and_named_as_a_notice(folder, capsys):
     _edit(
         folder / "skills/take-payment/SKILL.md", "version: 2.1.0", "version: 2.1.0\nauto_run: true"
     )
-    _refused(
-        folder,
-        "bundle.toml: unknown key icon",
-        "skills/take-payment/SKILL.md: unknown key auto_run",
-    )
+    load(folder, "--publish")
+    assert SkillVersion.objects.get(package__slug="take-payment").frontmatter["auto_run"] is True
+    out = capsys.readouterr().out
+    assert "notice: skills/take-payment/SKILL.md: kept 'auto_run' as written" in out
 
 
 @pytest.mark.parametrize("bad", ["Accounts Receivable", "accounts_receivable", "-ar", "a" * 65])
@@ -188,10 +191,15 @@ def test_a_skill_folder_name_that_fails_the_regex_is_refused(folder):
     _refused(folder, "skill 'Take_Payment' must match")
 
 
-def test_a_body_over_the_limit_is_refused(folder):
+def test_a_file_over_the_safety_ceiling_is_refused(folder, settings):
+    settings.PIXIE_SKILL_FILE_MAX_BYTES = 20_000
     path = folder / "skills/invoice-chase/SKILL.md"
-    path.write_text(path.read_text() + "x" * 8001)
-    _refused(folder, "skills/invoice-chase/SKILL.md: the body is", "the limit is 8000")
+    path.write_text(path.read_text() + "x" * 20_001)
+    _refused(
+        folder,
+        "skills/invoice-chase/SKILL.md: is 2",
+        "the limit for one file is 20,000 (PIXIE_SKILL_FILE_MAX_BYTES)",
+    )
 
 
 def test_a_mention_that_resolves_nowhere_is_refused(folder):
@@ -232,5 +240,7 @@ def test_duplicate_yaml_keys_and_bad_hosts_and_credentials_are_refused(folder):
 
 def test_a_skill_named_like_a_tool_is_refused(folder):
     shutil.move(folder / "skills/take-payment", folder / "skills/send-email")
-    _edit(folder / "bundle.toml", '"take-payment"', '"send-email"')
+    toml = folder / "bundle.toml"
+    toml.write_text(toml.read_text().replace('"take-payment"', '"send-email"'))
+    _edit(folder / "skills/send-email/SKILL.md", "name: take-payment", "name: send-email")
     _refused(folder, "@send-email is a built-in tool")

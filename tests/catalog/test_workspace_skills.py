@@ -92,15 +92,20 @@ def test_rename_refuses_a_taken_slug_or_a_tool_and_changes_nothing(workspace, ow
     assert WorkspaceSkill.objects.get(slug="other").head.body == "See @plan."
 
 
-def test_create_refuses_bad_content_with_every_problem_named(workspace, owner):
+def test_create_refuses_bad_content_with_every_problem_named(workspace, owner, settings):
+    settings.PIXIE_SKILL_FILE_MAX_BYTES = 10_000
     with pytest.raises(ValidationFailed) as refused:
         skill_create(
             workspace=workspace,
             slug="long",
             name="x" * 81,
-            short_description="two\nlines",
-            body="y" * 8001,
+            short_description="d" * 1025,
+            body="y" * 10_001,
             actor=owner,
         )
-    assert len(refused.value.problems) == 3
+    assert refused.value.problems == [
+        "name is 81 characters; the limit is 80",
+        "short description must be text of at most 1024 characters",
+        "body is 10,001 bytes; the limit for one file is 10,000 (PIXIE_SKILL_FILE_MAX_BYTES)",
+    ]
     assert not WorkspaceSkill.objects.exists()

@@ -66,7 +66,8 @@ def test_a_share_that_cannot_land_whole_lands_not_at_all(
     ann, bob, alpha, beta, contacts, django_capture_on_commit_callbacks
 ):
     fine = Item("fine-skill", "Fine", "Fine.", "All good.")
-    odd = Item("odd-skill", "Odd", "Two\nlines.", "Body.")
+    # The wire allows a blank body; a workspace skill needs words to follow.
+    odd = Item("odd-skill", "Odd", "Odd.", "   ")
     with django_capture_on_commit_callbacks(execute=True):
         sharing.message_send(
             workspace=alpha,
@@ -79,7 +80,7 @@ def test_a_share_that_cannot_land_whole_lands_not_at_all(
     with pytest.raises(ValidationFailed) as refused:
         sharing.share_import(workspace=beta, message=message, actor=bob)
     assert refused.value.problems == [
-        "@odd-skill cannot be imported: short description must be one line"
+        "@odd-skill cannot be imported: body must not be empty"
     ]
     assert not WorkspaceSkill.objects.filter(workspace=beta).exists()
     assert not ShareImport.objects.exists()

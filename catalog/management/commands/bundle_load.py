@@ -32,8 +32,12 @@ class Command(BaseCommand):
         else:
             verb = "Unchanged:"
         state = " and published" if result.published else ""
+        files = sum(len(skill.files) for skill in spec.skills)
         self.stdout.write(
             f"{verb} {version.bundle.slug} {version.version}{state} "
             f"({version.get_status_display().lower()}, {len(spec.skills)} skills, "
-            f"{result.skill_versions_created} new skill versions)"
+            f"{files} supporting files, {result.skill_versions_created} new skill versions, "
+            f"{result.skill_versions_reused} unchanged skill versions reused)"
         )
+        for notice in result.notices:
+            self.stdout.write(f"  notice: {notice}")
