@@ -111,3 +111,78 @@ def test_an_attachment_made_after_planning_makes_the_plan_stale(
     assert stale["status"] == "stale"
     assert "agents' skills changed" in stale["error"]
     assert workspace_digest() == before
+
+
+def test_an_apply_the_database_refuses_says_what_went_wrong_in_words_and_changes_nothing(
+    api, acme, owner, agents, two_bundles, django_capture_on_commit_callbacks
+):
+    """A plan whose attach step names a skill the agent already has (as plans computed
+    before agents' attachments were read did) fails in words, not as a database error."""
+    capture = django_capture_on_commit_callbacks
+    collections = agents[0]
+    install(api, capture, "alpha", [collections])
+    plan = create_plan(
+        api, kind="install", bundle="beta", version="1.0.0", agents=[collections.slug]
+    ).json()
+    stored = Plan.objects.get(pk=plan["id"])
+    for step in stored.steps:
+        if step["type"] == "agent.attach":
+            step["skills"] = ["shared", *step["skills"]]
+    stored.save(update_fields=["steps"])
+    before = workspace_digest()
+
+    assert approve(api, plan["id"], capture).status_code == 202
+    failed = api.get(f"/api/workspaces/acme/plans/{plan['id']}/").json()
+    assert failed["status"] == "failed"
+    assert failed["error"] == (
+        f"Plan #{plan['id']} could not be applied: @shared is already attached to "
+        "Collections agent. Nothing was changed; create a new plan."
+    )
+    assert workspace_digest() == before
+    response = browser(owner).get(review_url(Plan.objects.get(pk=plan["id"])))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "@shared is already attached to Collections agent" in page
+    assert "constraint" not in page.lower()
+
+
+@pytest.mark.parametrize(
+    "attach, why, logged",
+    [
+        # Inserted twice in one apply: the unique constraint refuses the second row.
+        (
+            ["beta-only", "beta-only"],
+            "something it would add is already in the workspace",
+            "UNIQUE",
+        ),
+        # A slug no skill has: a bug, not the owner's doing.
+        (
+            ["nowhere"],
+            "an unexpected error stopped it (the details are in the server log)",
+            "KeyError",
+        ),
+    ],
+)
+def test_an_apply_that_breaks_unexpectedly_shows_words_and_logs_the_error(
+    attach, why, logged, api, acme, agents, two_bundles, caplog,
+    django_capture_on_commit_callbacks,
+):  # fmt: skip
+    plan = create_plan(
+        api, kind="install", bundle="beta", version="1.0.0", agents=[agents[0].slug]
+    ).json()
+    stored = Plan.objects.get(pk=plan["id"])
+    for step in stored.steps:
+        if step["type"] == "agent.attach":
+            step["skills"] = attach
+    stored.save(update_fields=["steps"])
+    before = workspace_digest()
+
+    assert approve(api, plan["id"], django_capture_on_commit_callbacks).status_code == 202
+    failed = api.get(f"/api/workspaces/acme/plans/{plan['id']}/").json()
+    assert failed["status"] == "failed"
+    assert failed["error"] == (
+        f"Plan #{plan['id']} could not be applied: {why}. Nothing was changed; create a new plan."
+    )
+    assert workspace_digest() == before
+    (record,) = [r for r in caplog.records if r.getMessage().endswith("failed to apply")]
+    assert logged.lower() in record.exc_text.lower()
