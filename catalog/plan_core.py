@@ -72,6 +72,8 @@ class PlanInputs:
     # Heads of other skills holding incoming slugs: slug -> (skill id, name, description, body)
     occupants: dict[str, tuple] = field(default_factory=dict)
     fork_choices: dict[str, str] = field(default_factory=dict)
+    # The skill ids each chosen agent already has: agent id -> skill ids
+    attached: dict[int, frozenset[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -366,17 +368,33 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
         order = {skill.slug: i for i, skill in enumerate(inputs.target.skills)}
         by_slug = {s["slug"]: s["catalog_slug"] for s in steps if "catalog_slug" in s}
         attach.sort(key=lambda slug: order.get(by_slug.get(slug, slug), 0))
+    # Only a reused skill can be on an agent already (a created one does not exist yet).
+    reused = {s["slug"]: s["skill_id"] for s in steps if s["type"] == "skill.reuse"}
     for agent_id, agent_name in inputs.agents if inputs.kind == "install" else ():
-        steps.append(
-            {
-                "type": "agent.attach",
-                "agent_id": agent_id,
-                "agent": agent_name,
-                "skills": attach,
-                "reason": "you chose this agent; the skills are added in bundle order, pinned to "
-                "the new revisions",
-            }
-        )
+        has = inputs.attached.get(agent_id, frozenset())
+        already = [slug for slug in attach if reused.get(slug) in has]
+        if len(already) < len(attach):
+            steps.append(
+                {
+                    "type": "agent.attach",
+                    "agent_id": agent_id,
+                    "agent": agent_name,
+                    "skills": [slug for slug in attach if slug not in already],
+                    "reason": "you chose this agent; the skills are added in bundle order, "
+                    "pinned to the new revisions",
+                }
+            )
+        if already:
+            steps.append(
+                {
+                    "type": "agent.has",
+                    "agent_id": agent_id,
+                    "agent": agent_name,
+                    "skills": already,
+                    "reason": "this agent already has these skills; they are left as they are "
+                    "(position, pin, overrides), not attached again",
+                }
+            )
     replaced = {
         s["slug"]
         for s in steps

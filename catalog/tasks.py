@@ -27,9 +27,14 @@ from catalog.services.plan_apply import (
 def apply_plan(self, plan_id: int) -> str:
     try:
         return plan_apply(plan_id=plan_id)
-    except TRANSIENT_ERRORS as exc:
+    except TRANSIENT_ERRORS:
         if self.request.retries >= self.max_retries:
-            plan_mark_failed(plan_id=plan_id, error=f"The database stayed unreachable: {exc}")
+            # The raw error is in the worker's log (Celery logs the task's exception).
+            plan_mark_failed(
+                plan_id=plan_id,
+                error=f"Plan #{plan_id} could not be applied: the database stayed unreachable "
+                f"after {self.max_retries + 1} attempts. Nothing was changed; create a new plan.",
+            )
         raise
 
 

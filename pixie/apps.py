@@ -1,7 +1,25 @@
+import sqlite3
+
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 
 
 class PixieConfig(AppConfig):
     name = "pixie"
     verbose_name = "Workspaces"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        connection_created.connect(sqlite_real_parameter_limit, dispatch_uid="pixie-sqlite-limit")
+
+
+def sqlite_real_parameter_limit(sender, connection, **kwargs):
+    """Django 5.2 assumes SQLite takes at most 999 parameters a statement and splits
+    bulk inserts (ours and django-reversion's) into batches of that size, so an apply
+    on SQLite ran more statements the bigger the bundle, where PostgreSQL runs one.
+    Use the limit this SQLite was built with (250000 on Debian; 32766 by default
+    since 3.32), as Django 6.0 does (ticket #36143)."""
+    if connection.vendor == "sqlite":
+        connection.features.max_query_params = connection.connection.getlimit(
+            sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER
+        )

@@ -32,18 +32,28 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-@pytest.fixture
-def postgres_only(django_db_blocker):
-    """Real concurrency needs PostgreSQL; outside CI a SQLite run skips, in CI it fails."""
+def pytest_configure(config):
     import os
 
+    from tests.services import defaults_pass
+
+    if defaults_pass() and os.environ.get("DATABASE_URL"):
+        raise pytest.UsageError(
+            "PIXIE_TEST_DEFAULTS=1 is for the run without DATABASE_URL (it lets tests that "
+            "need PostgreSQL skip under CI); unset one of them"
+        )
+
+
+@pytest.fixture
+def postgres_only(django_db_blocker):
+    """Real concurrency needs PostgreSQL; outside CI (or on CI's defaults pass) a SQLite
+    run skips, in CI it fails."""
     from django.db import connection
 
+    from tests.services import service_missing
+
     if connection.vendor != "postgresql":
-        message = "needs PostgreSQL (set DATABASE_URL); CI runs it there"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        service_missing("needs PostgreSQL (set DATABASE_URL); CI runs it there")
 
 
 @pytest.fixture
@@ -52,14 +62,13 @@ def redis_url():
 
     import redis
 
+    from tests.services import service_missing
+
     url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     try:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError:
-        message = f"needs Redis at {url}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        service_missing(f"needs Redis at {url}")
     return url
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import reversion
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -13,7 +13,7 @@ from agents.models import Agent, AgentSkill
 from catalog.models import Installation, Plan, SkillRevision, SkillVersion, WorkspaceSkill
 from egress.models import CredentialRequirement, EgressRule
 from pixie.audit import audited
-from pixie.faults import checkpoint
+from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
@@ -34,6 +34,21 @@ APPLY_FAILPOINTS = (
     "plan.apply.agents",
     "plan.apply.finish",
 )
+
+
+class ApplyRefused(Exception):
+    """The plan cannot be applied as it stands; the message says why, in words."""
+
+
+def failure_words(plan_id: int, exc: Exception) -> str:
+    """What an owner reads when an apply fails: never the raw exception (that is logged)."""
+    if isinstance(exc, ApplyRefused | InjectedFault):
+        why = str(exc)
+    elif isinstance(exc, IntegrityError):
+        why = "something it would add is already in the workspace"
+    else:
+        why = "an unexpected error stopped it (the details are in the server log)"
+    return f"Plan #{plan_id} could not be applied: {why}. Nothing was changed; create a new plan."
 
 
 def plan_apply(*, plan_id: int) -> str:
@@ -70,7 +85,7 @@ def plan_apply(*, plan_id: int) -> str:
         raise
     except Exception as exc:
         logger.exception("Plan #%s failed to apply", plan_id)
-        plan_mark_failed(plan_id=plan_id, error=str(exc))
+        plan_mark_failed(plan_id=plan_id, error=failure_words(plan_id, exc))
         return Plan.State.FAILED
 
 
@@ -331,8 +346,17 @@ def _attach(plan: Plan) -> list[AgentSkill]:
             workspace=plan.workspace, slug__in=slugs
         ).values_list("id", "slug", "head_id")
     }
+    agent_ids = [s["agent_id"] for s in steps]
+    # Plans read the agents' attachments, so this holds unless a plan was computed
+    # without them; refuse in words rather than let the unique constraint speak.
+    wanted = {(s["agent_id"], skills[slug][0]) for s in steps for slug in s["skills"]}
+    for agent_id, skill_id, agent, slug in AgentSkill.objects.filter(
+        agent_id__in=agent_ids, skill_id__in={skill_id for _, skill_id in wanted}
+    ).values_list("agent_id", "skill_id", "agent__name", "skill__slug"):
+        if (agent_id, skill_id) in wanted:
+            raise ApplyRefused(f"@{slug} is already attached to {agent}")
     last = dict(
-        AgentSkill.objects.filter(agent_id__in=[s["agent_id"] for s in steps])
+        AgentSkill.objects.filter(agent_id__in=agent_ids)
         .order_by()  # else the default ordering joins every agent into the GROUP BY
         .values("agent_id")
         .annotate(top=Max("position"))

@@ -167,6 +167,14 @@ def read_plan_inputs(
             follows.append((agent_name, slug))
         else:
             pins.append((agent_name, slug, number))
+    attached = list(
+        AgentSkill.objects.filter(agent_id__in=[a for a, _ in agents])
+        .order_by("agent_id", "position", "pk")
+        .values_list("agent_id", "skill_id")
+    )
+    has: dict[int, set[int]] = {}
+    for agent_id, skill_id in attached:
+        has.setdefault(agent_id, set()).add(skill_id)
     inputs = PlanInputs(
         kind=kind,
         target=target,
@@ -182,11 +190,7 @@ def read_plan_inputs(
         overrides=overrides,
         occupants=occupants,
         fork_choices=fork_choices,
-    )
-    attached = (
-        AgentSkill.objects.filter(agent_id__in=[a for a, _ in agents])
-        .order_by("agent_id", "position", "pk")
-        .values_list("agent_id", "skill_id")
+        attached={agent_id: frozenset(ids) for agent_id, ids in has.items()},
     )
     reads = {
         "installation": installation.bundle_version_id if installation else None,

@@ -45,7 +45,10 @@ def test_a_failure_at_any_step_leaves_nothing_and_a_new_plan_applies(
     settings.PIXIE_FAILPOINTS = {failpoint}
     plan = approve_and_apply(plan, owner, capture)
     assert plan.status == Plan.State.FAILED
-    assert plan.error == f"injected fault at {failpoint}"
+    assert plan.error == (
+        f"Plan #{plan.pk} could not be applied: injected fault at {failpoint}. "
+        "Nothing was changed; create a new plan."
+    )
     assert workspace_digest() == before
 
     settings.PIXIE_FAILPOINTS = set()
@@ -100,3 +103,32 @@ def test_a_recent_approval_is_left_to_its_own_task(acme, owner, agents, demo_cat
         status="approved", decided_by=owner, decided_at=timezone.now()
     )
     assert recover_stuck_plans() == []
+
+
+def test_a_database_that_stays_unreachable_fails_the_plan_in_words(
+    acme, owner, agents, demo_catalog, monkeypatch
+):
+    from django.db import OperationalError
+    from django.utils import timezone
+
+    from catalog import tasks
+
+    plan = fresh_install(acme, owner, demo_catalog, agents)
+    Plan.objects.filter(pk=plan.pk).update(
+        status="approved", decided_by=owner, decided_at=timezone.now()
+    )
+    before = workspace_digest()
+
+    def unreachable(*, plan_id):
+        raise OperationalError('connection to server at "10.0.0.5", port 5432 failed')
+
+    monkeypatch.setattr(tasks, "plan_apply", unreachable)
+    with pytest.raises(OperationalError):  # the last of the task's retries
+        tasks.apply_plan.apply(args=[plan.pk], retries=tasks.apply_plan.max_retries)
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.FAILED
+    assert plan.error == (
+        f"Plan #{plan.pk} could not be applied: the database stayed unreachable after "
+        f"{tasks.apply_plan.max_retries + 1} attempts. Nothing was changed; create a new plan."
+    )
+    assert workspace_digest() == before

@@ -21,6 +21,7 @@ import pytest
 from benchmarks.load import free_port, process_group
 from pixie.celery import app as celery_app
 from pixie.logs import ContextFilter, JsonFormatter, request_id_from
+from tests.services import service_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -44,10 +45,7 @@ def fresh_database():
         with psycopg.connect(f"{SERVER}/postgres", autocommit=True, connect_timeout=3) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
     except psycopg.OperationalError:
-        message = f"needs PostgreSQL at {SERVER}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        service_missing(f"needs PostgreSQL at {SERVER}")
     yield f"{SERVER}/{name}"
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
