@@ -23,6 +23,7 @@ STEPS = [
     ("plans.py", []),
     ("repoint.py", ["1000", "10000", "30000"]),
     ("sharing.py", ["--import"]),
+    ("skill_files.py", []),
     ("admin_pages.py", []),
     ("load.py", ["--ratio"]),
     ("profiles.py", []),

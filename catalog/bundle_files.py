@@ -26,6 +26,7 @@ import os
 import stat
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ class FileSpec:
     def size(self) -> int:
         return len(self.data)
 
-    @property
+    @cached_property  # hashing 50 MiB once, not once per use
     def sha256(self) -> str:
         return sha256_of(self.data)
 
@@ -110,7 +111,7 @@ class SkillSpec:
     # True when the approvals are in SKILL.md (the earlier shape), not in bundle.toml.
     approvals_in_file: bool = field(default=False, compare=False)
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return skill_digest(
             name=self.name,

@@ -1,0 +1,132 @@
+"""Loading, publishing and installing a bundle of 20 skills with 200 supporting files
+(50 MiB), next to a reference doing comparable work in the same run: reading the same
+files, hashing their bytes with sha256 and bulk-inserting them in one transaction.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/perf .venv/bin/python benchmarks/skill_files.py
+
+Prints a Markdown section (scripts/perf collects it into docs/PERFORMANCE.md).
+"""
+
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_test_database, record  # noqa: E402
+
+connection, teardown = django_with_test_database()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import transaction  # noqa: E402
+
+from catalog.bundle_files import read_bundle_folder  # noqa: E402
+from catalog.models import Plan  # noqa: E402
+from catalog.services.bundle_load import bundle_load  # noqa: E402
+from catalog.services.plan_apply import plan_apply  # noqa: E402
+from catalog.services.plans import plan_approve, plan_create  # noqa: E402
+from pixie.models import Membership, Workspace  # noqa: E402
+
+SKILLS, FILES_PER_SKILL, TOTAL_BYTES = 20, 10, 50 * 1024 * 1024
+RUNS = 3
+
+
+def write_bundle(root: Path, run: int) -> Path:
+    """A bundle of fresh bytes for each run (so nothing is deduplicated across runs):
+    per skill a SKILL.md, 4 text references and 6 binary assets."""
+    per_file = TOTAL_BYTES // (SKILLS * FILES_PER_SKILL)
+    slugs = [f"skill-{i:02d}" for i in range(SKILLS)]
+    root.mkdir(parents=True)
+    (root / "bundle.toml").write_text(
+        f'slug = "files-{run}"\nname = "Files {run}"\nversion = "1.0.0"\n'
+        f"skills = [{', '.join(repr(s) for s in slugs)}]\n".replace("'", '"')
+    )
+    for slug in slugs:
+        folder = root / "skills" / slug
+        (folder / "references").mkdir(parents=True)
+        (folder / "assets").mkdir()
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {slug}\ndescription: Step {slug} of the benchmark bundle.\n---\n\n"
+            + "Read the references before acting.\n" * 200
+        )
+        for n in range(4):
+            line = f"{slug} reference {n}: a line of guidance the agent reads on demand.\n"
+            (folder / "references" / f"ref-{n}.md").write_text(
+                (f"run {run}\n" + line * (per_file // len(line) + 1))[:per_file]
+            )
+        for n in range(FILES_PER_SKILL - 4):
+            (folder / "assets" / f"asset-{n}.bin").write_bytes(os.urandom(per_file))
+    return root
+
+
+def reference(root: Path) -> float:
+    """Read every file, sha256 it, bulk-insert (digest, size, bytes) in one transaction."""
+    started = time.perf_counter()
+    rows = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            rows.append((hashlib.sha256(data).hexdigest(), len(data), data))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS bench_blob "
+            "(sha256 varchar(64) PRIMARY KEY, size bigint, content bytea)"
+            if connection.vendor == "postgresql"
+            else "CREATE TEMPORARY TABLE IF NOT EXISTS bench_blob "
+            "(sha256 varchar(64) PRIMARY KEY, size bigint, content blob)"
+        )
+        cursor.execute("DELETE FROM bench_blob")
+        cursor.executemany("INSERT INTO bench_blob VALUES (%s, %s, %s)", rows)
+    return time.perf_counter() - started
+
+
+def main():
+    owner = get_user_model().objects.create_user("bench-owner")
+    workspace = Workspace.objects.create(slug="bench", name="Bench")
+    Membership.objects.create(workspace=workspace, user=owner, role="owner")
+    loads, refs, installs = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(RUNS):
+            root = write_bundle(Path(tmp) / f"run-{run}", run)
+            refs.append(reference(root))
+            started = time.perf_counter()
+            spec = read_bundle_folder(root)
+            result = bundle_load(spec=spec, actor=owner, publish=True)
+            loads.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            plan = plan_create(
+                workspace=workspace, kind=Plan.Kind.INSTALL, actor=owner,
+                bundle_version=result.bundle_version,
+            )  # fmt: skip
+            plan_approve(plan=plan, actor=owner)
+            assert plan_apply(plan_id=plan.pk) == Plan.State.APPLIED
+            installs.append(time.perf_counter() - started)
+    load, ref, install = (statistics.median(x) for x in (loads, refs, installs))
+    ratio = load / ref
+    print("## Skill folders: load, publish and install with supporting files\n")
+    print(f"{connection.vendor}; median of {RUNS} runs, each of fresh random bytes. A bundle of")
+    print(f"{SKILLS} skills with {SKILLS * FILES_PER_SKILL} supporting files, "
+          f"{TOTAL_BYTES // 2**20} MiB in all (text references and binary assets).")  # fmt: skip
+    print("The reference reads the same files, hashes them with sha256 and bulk-inserts")
+    print("(digest, size, bytes) rows in one transaction, timed in the same run.\n")
+    print("| step | ms | reference ms | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| read, validate, load and publish | {load * 1000:.0f} | {ref * 1000:.0f} | "
+          f"{ratio:.2f}x |")  # fmt: skip
+    print(f"| install plan: create, approve, apply | {install * 1000:.0f} | | |")
+    print()
+    record(
+        "Load and publish 20 skills with 200 files (50 MiB) <= 3x hashing and bulk insert",
+        f"{load * 1000:.0f} ms vs {ref * 1000:.0f} ms: {ratio:.2f}x",
+        ratio <= 3,
+    )
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        teardown()
