@@ -291,3 +291,44 @@ def test_a_skill_in_pixies_earlier_shape_still_loads(bundle, capsys):
         {"operation": "read-ledger", "rule": "Reading a customer's ledger needs a person's yes."}
     ]
     assert "skills/ledger-lookup/SKILL.md: written in Pixie's earlier shape" in out
+
+
+def test_history_names_each_file_by_digest_and_never_holds_its_bytes(bundle):
+    from reversion.models import Version
+
+    load(bundle, "--publish")
+    logo = SkillFile.objects.get(path="assets/logo.png")
+    (version,) = Version.objects.get_for_object(logo)
+    fields = version.field_dict
+    assert (fields["path"], fields["blob_id"], fields["executable"]) == (
+        "assets/logo.png",
+        logo.sha256,
+        False,
+    )
+    assert not Version.objects.get_for_model(FileBlob).exists()
+    assert "content" not in version.serialized_data
+
+
+def test_an_installed_skill_carries_its_files_and_a_local_edit_keeps_them(
+    bundle, acme, owner, django_capture_on_commit_callbacks
+):
+    from catalog.models import BundleVersion, RevisionFile, WorkspaceSkill
+    from catalog.services.workspace_skills import skill_edit
+    from tests.plans.flow import install
+
+    load(bundle, "--publish")
+    version = BundleVersion.objects.get(bundle__slug="ledger-tools")
+    plan = install(acme, version, owner, django_capture_on_commit_callbacks)
+    assert plan.status == "applied", plan.error
+    skill = WorkspaceSkill.objects.get(workspace=acme, slug="ledger-export")
+    catalog_files = sorted(
+        SkillFile.objects.filter(skill_version__package__slug="ledger-export").values_list(
+            "path", "blob_id", "executable"
+        )
+    )
+    assert sorted(skill.head.files.values_list("path", "blob_id", "executable")) == catalog_files
+    edited = skill_edit(skill=skill, actor=owner, body=skill.head.body + "\nOne more line.\n")
+    assert sorted(edited.files.values_list("path", "blob_id", "executable")) == catalog_files
+    # Copies name the same stored bytes: nothing is stored twice.
+    assert FileBlob.objects.count() == len({sha for _, sha, _ in catalog_files})
+    assert RevisionFile.objects.filter(revision__skill=skill).count() == 2 * len(catalog_files)
