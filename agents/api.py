@@ -201,6 +201,12 @@ class AgentPromote(AgentView, APIView):
         )
 
 
+class PromptFileSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    size = serializers.IntegerField()
+    executable = serializers.BooleanField()
+
+
 class PromptPartSerializer(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
@@ -209,6 +215,8 @@ class PromptPartSerializer(serializers.Serializer):
     overridden = serializers.BooleanField()
     body = serializers.CharField()
     unresolved = serializers.ListField(child=serializers.CharField())
+    files = PromptFileSerializer(many=True, help_text="Supporting files, listed and not inlined.")
+    files_line = serializers.CharField(help_text="The line the prompt text adds after the body.")
 
 
 class PromptSerializer(serializers.Serializer):

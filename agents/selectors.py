@@ -8,10 +8,26 @@ from datetime import timedelta
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from catalog.models import SkillRevision, Tool
+from catalog.models import RevisionFile, SkillRevision, Tool
 from pixie.namespace import parse_mentions
 
 from .models import AgentSkill, TurnSkill
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """A supporting file of the skill revision a prompt uses: listed, never inlined."""
+
+    path: str
+    size: int
+    executable: bool
+
+    @property
+    def about(self) -> str:
+        return f"({self.size:,} bytes{', executable' if self.executable else ''})"
+
+    def __str__(self) -> str:
+        return f"{self.path} {self.about}"
 
 
 @dataclass
@@ -23,6 +39,18 @@ class PromptPart:
     overridden: bool
     body: str
     unresolved: list[str] = field(default_factory=list)
+    files: list[PromptFile] = field(default_factory=list)
+
+    @property
+    def files_line(self) -> str:
+        """The line after the body naming the skill's files, or "" when it has none."""
+        if not self.files:
+            return ""
+        return f"Files of @{self.slug} (not inlined): " + ", ".join(map(str, self.files))
+
+    @property
+    def text(self) -> str:
+        return f"{self.body}\n\n{self.files_line}" if self.files else self.body
 
 
 @dataclass
@@ -32,7 +60,7 @@ class ComposedPrompt:
 
     @property
     def text(self) -> str:
-        return "\n\n".join([self.system_prompt, *(part.body for part in self.parts)]).strip()
+        return "\n\n".join([self.system_prompt, *(part.text for part in self.parts)]).strip()
 
     @property
     def unresolved(self) -> list[str]:
@@ -45,7 +73,8 @@ class ComposedPrompt:
 def composed_prompt(agent) -> ComposedPrompt:
     """The agent's system prompt, then its enabled skills in order, each resolved to its
     pinned or latest revision (or this agent's override), with mentions that resolve to
-    nothing for this agent flagged."""
+    nothing for this agent flagged, and each followed by the list of its revision's
+    supporting files (read for all skills in one query)."""
     attachments = list(
         AgentSkill.objects.filter(agent=agent, skill__archived_at__isnull=True)
         .select_related("skill__head", "pinned_revision", "override")
@@ -53,9 +82,18 @@ def composed_prompt(agent) -> ComposedPrompt:
     )
     enabled = [a for a in attachments if a.enabled]
     known = {a.skill.slug for a in enabled} | set(Tool.objects.values_list("slug", flat=True))
+    revisions = [attachment.pinned_revision or attachment.skill.head for attachment in enabled]
+    files: dict[int, list[PromptFile]] = {}
+    if revisions:
+        rows = (
+            RevisionFile.objects.filter(revision__in=revisions)
+            .order_by("path")
+            .values_list("revision_id", "path", "size", "executable")
+        )
+        for revision_id, path, size, executable in rows:
+            files.setdefault(revision_id, []).append(PromptFile(path, size, executable))
     parts = []
-    for attachment in enabled:
-        revision = attachment.pinned_revision or attachment.skill.head
+    for attachment, revision in zip(enabled, revisions, strict=True):
         body = attachment.override.body if attachment.override else revision.body
         parts.append(
             PromptPart(
@@ -66,6 +104,7 @@ def composed_prompt(agent) -> ComposedPrompt:
                 overridden=attachment.override_id is not None,
                 body=body,
                 unresolved=[m for m in parse_mentions(body) if m not in known],
+                files=files.get(revision.pk, []),
             )
         )
     return ComposedPrompt(system_prompt=agent.system_prompt, parts=parts)

@@ -17,7 +17,6 @@ from .admin_sharing import inbox_url, page, report
 from .errors import PixieError
 from .models import Contact, Membership
 from .permissions import role_in
-from .skillshare import decode
 
 PICKER_FOOTER = (
     "The skill and every skill it references travel end-to-end encrypted as a message. "
@@ -81,15 +80,14 @@ def share_view(model_admin, request, object_id):
     contacts = Contact.objects.filter(workspace=workspace).order_by("name")
     form = ContactChoiceForm(request.POST or None, contacts=contacts)
     refusal = _owner_only(skill, role)
-    travels = []
+    preview = None
     if not refusal:
         try:
-            travels = [
-                item.id for item in decode(svc.share_body(workspace=workspace, skill=skill)).items
-            ]
+            preview = svc.share_preview(workspace=workspace, skill=skill)
         except PixieError as exc:
             refusal = exc.message
-    if request.method == "POST" and not refusal and form.is_valid():
+    problems = preview.problems if preview else []
+    if request.method == "POST" and not refusal and not problems and form.is_valid():
         contact = form.cleaned_data["contact"]
         try:
             svc.share_send(workspace=workspace, skill=skill, contact=contact, actor=request.user)
@@ -107,7 +105,9 @@ def share_view(model_admin, request, object_id):
         form=form,
         has_contacts=contacts.exists(),
         refusal=refusal,
-        travels=travels,
+        preview=preview,
+        problems=problems,
+        files_stay=svc.FILES_STAY,
         footer=PICKER_FOOTER,
         contacts_url=reverse("admin:pixie_contact_changelist"),
     )

@@ -10,11 +10,14 @@ from .inbox import OpenedMessage, Sender, message_get, message_open, messages_of
 from .receiving import AlreadyReceived, EnvelopeRefusedError, envelope_receive
 from .sending import message_retry, message_send, text_send
 from .shares import (
+    FILES_STAY,
     ImportResult,
     Review,
+    SharePreview,
     outcome_lines,
     share_body,
     share_import,
+    share_preview,
     share_review,
     share_send,
 )
@@ -23,10 +26,12 @@ __all__ = [
     "AlreadyReceived",
     "EnvelopeRefusedError",
     "EnvelopeTooLarge",
+    "FILES_STAY",
     "ImportResult",
     "OpenedMessage",
     "Review",
     "Sender",
+    "SharePreview",
     "contact_add_local",
     "contact_card_export",
     "contact_card_import",
@@ -43,6 +48,7 @@ __all__ = [
     "outcome_lines",
     "share_body",
     "share_import",
+    "share_preview",
     "share_review",
     "share_send",
     "text_send",

@@ -9,29 +9,95 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from catalog.models import SkillRevision, Tool, WorkspaceSkill
+from catalog.models import RevisionFile, SkillRevision, Tool, WorkspaceSkill
 from catalog.services.workspace_skills import NewSkill, skills_create
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.models import Contact, Membership, Message, ShareImport, Workspace
 from pixie.namespace import closure
 from pixie.permissions import require_owner
-from pixie.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, Outcome, Share, decode, encode, merge
+from pixie.skillshare import (
+    MAX_BODY,
+    MAX_ITEMS,
+    MAX_NAME,
+    MAX_SHORT,
+    MAX_WIRE_BYTES,
+    Item,
+    Outcome,
+    Share,
+    decode,
+    encode,
+    merge,
+)
 from pixie.skillshare import unresolved_mentions as find_unresolved
 
 from .inbox import OpenedMessage, message_open
 from .sending import message_send
 
+FILES_STAY = "Supporting files never travel in a share: the recipient gets the prose only."
 
-def share_body(*, workspace: Workspace, skill: WorkspaceSkill) -> str:
-    """The message body carrying ``skill`` and every skill it reaches by @-mention."""
+# What a share carries per skill, as the specification fixes it: (field, limit).
+_SHARE_LIMITS = (("name", MAX_NAME), ("description", MAX_SHORT), ("body", MAX_BODY))
+
+
+@dataclass
+class Traveller:
+    """One skill of a share as its sender sees it before sending."""
+
+    item: Item
+    files: list[str]  # paths of its supporting files, which stay behind
+
+
+@dataclass
+class SharePreview:
+    """What a share of a skill would carry, and why it cannot be sent, if it cannot."""
+
+    skill: WorkspaceSkill
+    travellers: list[Traveller]
+    problems: list[str]  # one per skill over the share's limits, or the whole share's
+    body: str = ""  # the message body, when nothing is refused
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.problems)
+
+    @property
+    def files_stay_behind(self) -> bool:
+        return any(traveller.files for traveller in self.travellers)
+
+
+def _over_limits(item: Item) -> str:
+    """The refusal of one skill over a share's limits, or "" when it fits."""
+    sizes = {"name": len(item.name), "description": len(item.short_description),
+             "body": len(item.detailed_body)}  # fmt: skip
+    over = [(name, sizes[name], limit) for name, limit in _SHARE_LIMITS if sizes[name] > limit]
+    if not over:
+        return ""
+    if len(over) == 1:
+        name, size, limit = over[0]
+        return (
+            f"@{item.id} cannot be shared: its {name} is {size:,} characters; "
+            f"a share carries at most {limit:,} per skill."
+        )
+    found = " and ".join(f"its {name} is {size:,} characters" for name, size, _ in over)
+    limits = " and ".join(f"{limit:,} characters of {name}" for name, _, limit in over)
+    return f"@{item.id} cannot be shared: {found}; a share carries at most {limits} per skill."
+
+
+def share_preview(*, workspace: Workspace, skill: WorkspaceSkill) -> SharePreview:
+    """The skills a share of ``skill`` carries (it and every skill it reaches by
+    @-mention), the files each leaves behind, and every reason it cannot be sent.
+
+    A closure too large to walk, or a skill that is not this workspace's current
+    one, raises; a skill over a share's limits is named in ``problems``.
+    """
     if skill.workspace_id != workspace.pk:
         raise ValidationFailed(f"@{skill.slug} is not a skill of {workspace.name}.")
     if skill.archived_at is not None:
         raise ValidationFailed(f"@{skill.slug} is archived; only a current skill can be shared.")
     live = WorkspaceSkill.objects.filter(workspace=workspace, archived_at__isnull=True)
     skill_slugs = set(live.values_list("slug", flat=True))
-    heads: dict[str, Item] = {}
+    heads: dict[str, SkillRevision] = {}
 
     def body_of(slug: str) -> str:
         if len(heads) == MAX_ITEMS:
@@ -39,22 +105,54 @@ def share_body(*, workspace: Workspace, skill: WorkspaceSkill) -> str:
                 f"@{skill.slug} reaches more than {MAX_ITEMS - 1} other skills through its "
                 f"mentions; a share carries at most {MAX_ITEMS} skills in all."
             )
-        head = live.select_related("head").get(slug=slug).head
-        heads[slug] = Item(slug, head.name, head.short_description, head.body)
-        return head.body
+        heads[slug] = live.select_related("head").get(slug=slug).head
+        return heads[slug].body
 
     order = closure(skill.slug, body_of, skill_slugs.__contains__)
-    items = [heads[slug] for slug in order]
+    files: dict[int, list[str]] = {}
+    for revision_id, path in (
+        RevisionFile.objects.filter(revision__in=[heads[slug] for slug in order])
+        .order_by("path")
+        .values_list("revision_id", "path")
+    ):
+        files.setdefault(revision_id, []).append(path)
+    travellers = [
+        Traveller(
+            Item(slug, heads[slug].name, heads[slug].short_description, heads[slug].body),
+            files.get(heads[slug].pk, []),
+        )
+        for slug in order
+    ]
+    preview = SharePreview(skill, travellers, problems=[])
+    preview.problems = [p for p in (_over_limits(t.item) for t in travellers) if p]
+    if preview.problems:
+        return preview  # nothing is encoded for a share that cannot go
+    items = [traveller.item for traveller in travellers]
     body = encode(items[0], items[1:])
     if len(body.encode("utf-8")) > MAX_WIRE_BYTES:
-        raise ValidationFailed(
+        preview.problems = [
             f"@{skill.slug} and the skills it mentions are too large to share "
             f"(at most {MAX_WIRE_BYTES // 1024} KiB in all)."
-        )
-    if decode(body) is None:
+        ]
+    elif decode(body) is None:
         # The recipient would see plain text, not a share; better to say so now.
-        raise ValidationFailed(f"@{skill.slug} cannot be shared: it breaks the share format.")
-    return body
+        preview.problems = [f"@{skill.slug} cannot be shared: it breaks the share format."]
+    else:
+        preview.body = body
+    return preview
+
+
+def share_body(*, workspace: Workspace, skill: WorkspaceSkill) -> str:
+    """The message body carrying ``skill`` and every skill it reaches by @-mention.
+
+    Every skill is checked against the share's limits first; one over them is
+    refused by name, with the field, its length and the limit, before anything
+    is sealed.
+    """
+    preview = share_preview(workspace=workspace, skill=skill)
+    if preview.refused:
+        raise ValidationFailed(preview.problems, code="over_share_limits")
+    return preview.body
 
 
 def share_send(*, workspace: Workspace, skill: WorkspaceSkill, contact: Contact, actor) -> Message:

@@ -1,5 +1,7 @@
 """Owners arrange an agent's skills; turns remember exactly what they ran."""
 
+import hashlib
+
 import pytest
 from django.core.management import call_command
 from django.db.models import ProtectedError
@@ -9,7 +11,7 @@ from rest_framework.test import APIClient
 from agents.models import AgentSkill, Turn
 from agents.selectors import composed_prompt, planner_menu, skill_stats
 from agents.services import turn_finish, turn_start
-from catalog.models import SkillRevision, WorkspaceSkill
+from catalog.models import FileBlob, RevisionFile, SkillRevision, WorkspaceSkill
 from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create, skill_edit
 from tests.plans.flow import approve_and_apply, install
@@ -174,6 +176,20 @@ def test_skill_stats_count_turns_per_revision(installed, owner, django_assert_ma
     ]
 
 
+def add_files(revision, count: int) -> None:
+    """Give ``revision`` ``count`` small files, as an install would."""
+    for i in range(count):
+        content = f"notes {revision.pk}-{i}\n".encode()
+        blob, _ = FileBlob.objects.get_or_create(
+            sha256=hashlib.sha256(content).hexdigest(),
+            defaults={"size": len(content), "content": content},
+        )
+        RevisionFile.objects.create(
+            revision=revision, path=f"references/note-{i}.md", blob=blob, size=len(content),
+            executable=i == 0, media_type="text/markdown",
+        )  # fmt: skip
+
+
 def test_agent_pages_are_bounded_with_fifty_skills(
     acme, owner, agents, django_assert_max_num_queries
 ):
@@ -186,7 +202,11 @@ def test_agent_pages_are_bounded_with_fifty_skills(
             body=f"Use @s-{(i + 1) % 50} and @query-ledger.", actor=owner,
         )  # fmt: skip
         AgentSkill.objects.create(agent=agent, skill=skill, position=i, pinned_revision=skill.head)
+        add_files(skill.head, 3)
         turn_start(agent=agent) if i % 10 == 0 else None
+    with django_assert_max_num_queries(3):
+        prompt = composed_prompt(agent)
+    assert all(len(part.files) == 3 for part in prompt.parts)
     owner.is_staff = True
     owner.save()
     browser = Client()
@@ -203,6 +223,8 @@ def test_agent_pages_are_bounded_with_fifty_skills(
         with django_assert_max_num_queries(15):
             response = browser.get(url)
         assert response.status_code == 200, url
+        if url == pages[2]:
+            assert "<code>references/note-2.md</code>" in response.content.decode()
 
 
 def test_an_upgrade_plan_reports_overridden_attachments_like_forks(
