@@ -7,6 +7,7 @@ before the plan is applied.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -17,12 +18,23 @@ from catalog.models import (
     BundleCredential,
     BundleHost,
     BundleVersion,
+    FileBlob,
     Installation,
+    RevisionFile,
+    SkillFile,
     Tool,
     WorkspaceSkill,
 )
-from catalog.plan_core import BundleState, CatalogSkill, InstalledSkill, PlanInputs
+from catalog.plan_core import (
+    BundleState,
+    CatalogSkill,
+    FileInfo,
+    InstalledSkill,
+    PlanInputs,
+    texts_needed,
+)
 from catalog.selectors import CONTENTS
+from catalog.skill_content import is_text
 from egress.models import CredentialRequirement, EgressRule
 
 
@@ -54,6 +66,7 @@ def catalog_skill(skill_version) -> CatalogSkill:
         body=skill_version.body,
         approvals=tuple(skill_version.approvals),
         frontmatter=skill_version.frontmatter,
+        digest=skill_version.digest,
     )
 
 
@@ -86,8 +99,67 @@ def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, 
             body=head.body,
             frontmatter=head.frontmatter,
             upstream=catalog_skill(upstream) if upstream else None,
+            approvals=tuple(head.approvals),
         )
     return found
+
+
+_FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
+
+
+def _with_files(target, installed):
+    """The supporting files of every skill version involved and of the installed heads:
+    one query for the versions' files, one for the heads' files, whatever the sizes."""
+    version_ids = {s.version_id for s in target.skills} if target else set()
+    version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
+    if not version_ids:
+        return target, installed
+    of_version: dict[int, list[FileInfo]] = {}
+    for owner, *row in (
+        SkillFile.objects.filter(skill_version_id__in=version_ids)
+        .order_by("skill_version_id", "path")
+        .values_list("skill_version_id", *_FILE_COLUMNS)
+    ):
+        of_version.setdefault(owner, []).append(FileInfo(*row))
+    of_head: dict[int, list[FileInfo]] = {}
+    head_ids = {s.head_id for s in installed.values()}
+    if head_ids:
+        for owner, *row in (
+            RevisionFile.objects.filter(revision_id__in=head_ids)
+            .order_by("revision_id", "path")
+            .values_list("revision_id", *_FILE_COLUMNS)
+        ):
+            of_head.setdefault(owner, []).append(FileInfo(*row))
+
+    def filed(skill):
+        return dataclasses.replace(skill, files=tuple(of_version.get(skill.version_id, ())))
+
+    if target is not None:
+        target = dataclasses.replace(target, skills=tuple(filed(s) for s in target.skills))
+    installed = {
+        key: dataclasses.replace(
+            skill,
+            files=tuple(of_head.get(skill.head_id, ())),
+            upstream=filed(skill.upstream) if skill.upstream else None,
+        )
+        for key, skill in installed.items()
+    }
+    return target, installed
+
+
+def _texts(inputs: PlanInputs) -> PlanInputs:
+    """The text of the changed text files the plan diffs, in one query (none if none)."""
+    needed = texts_needed(inputs)
+    if not needed:
+        return inputs
+    texts = {}
+    for sha256, content in FileBlob.objects.filter(sha256__in=needed).values_list(
+        "sha256", "content"
+    ):
+        data = bytes(content)
+        if is_text(data):
+            texts[sha256] = data.decode("utf-8")
+    return dataclasses.replace(inputs, texts=texts)
 
 
 def read_plan_inputs(
@@ -99,13 +171,16 @@ def read_plan_inputs(
     agent_ids: list[int],
     fork_choices: dict[str, str],
     only_slugs: set[str] | None = None,
+    diffs: bool = True,
 ) -> tuple[PlanInputs, dict]:
     """The plan's inputs and the reads it depends on. ``only_slugs`` (with the bundle's
-    own) narrows the namespace read, for a check that needs only those slugs' reads."""
+    own) narrows the namespace read, for a check that needs only those slugs' reads;
+    ``diffs=False`` skips reading the text of changed files (a check needs no diffs)."""
     target = bundle_state(bundle_version) if kind != "uninstall" else None
     current = bundle_state(installation.bundle_version_id) if installation else None
     incoming = {s.slug for s in target.skills} if target else set()
     installed = _installed_skills(workspace, installation, incoming)
+    target, installed = _with_files(target, installed)
     mine = {s.skill_id for s in installed.values()}
 
     occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
@@ -192,6 +267,8 @@ def read_plan_inputs(
         fork_choices=fork_choices,
         attached={agent_id: frozenset(ids) for agent_id, ids in has.items()},
     )
+    if diffs:
+        inputs = _texts(inputs)
     reads = {
         "installation": installation.bundle_version_id if installation else None,
         "installed": sorted([s.slug, s.head_id] for s in installed.values()),
