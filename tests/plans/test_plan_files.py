@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from catalog.models import BundleVersion, Plan, WorkspaceSkill
 from catalog.plan_core import TEXT_DIFF_MAX_BYTES
@@ -70,6 +72,17 @@ def upgrade(acme, owner, version, **options):
     return plan_create(
         workspace=acme, kind="upgrade", bundle_version=version, actor=owner, **options
     )
+
+
+def plan_page(user, plan) -> str:
+    """The plan page as the owner reads it in the admin."""
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(user)
+    response = client.get(reverse("admin:catalog_plan_review", args=[plan.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
 
 
 def steps_of(plan, kind):
@@ -172,6 +185,20 @@ def test_a_change_to_supporting_files_alone_is_a_change_the_plan_shows(
     assert (added["mode"], added["content"]) == ("executable", "text")
     assert "+echo ok" in added["diff"]
 
+    page = plan_page(owner, plan)
+    for text in [
+        "Supporting files",
+        "scripts/check.sh",
+        "no longer executable",
+        "+- **Credit notes**: each.",
+        f"sha256 {logo['new']['sha256']}",
+        "Binary file: compared by size and digest.",
+        "Text too long to show here",
+        "SKILL.md body unchanged.",
+        "references/retired.md",
+    ]:
+        assert text in page, text
+
     response = approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
     assert response.status == Plan.State.APPLIED, response.error
     version = second.skills.get(skill_version__package__slug="ledger-export").skill_version
@@ -209,6 +236,10 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
         "references/codes.md", None, None, "new",
     )  # fmt: skip
     assert "changes 1 skill" in plan.summary
+    page = plan_page(owner, plan)
+    for text in ["Fields and files that differ", "Acme ledger lookup", LOOKUP_DESCRIPTION,
+                 "references/codes.md", "Merge result (body)", "Round nothing; quote pence."]:
+        assert text.replace("'", "&#x27;") in page, text  # fmt: skip
 
     plan = approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
     assert plan.status == Plan.State.APPLIED, plan.error
@@ -243,6 +274,9 @@ def test_a_description_changed_on_both_sides_makes_merge_not_offered_naming_it(
         LOOKUP_DESCRIPTION, "Acme's own ledger lookup.", "Look up a customer's ledger entries.",
         "conflict",
     )  # fmt: skip
+    page = plan_page(owner, plan)
+    assert "Merge is not offered: description changed both here and in the catalog" in page
+    assert "Acme&#x27;s own ledger lookup." in page
     with pytest.raises(ValidationFailed, match="merge is not offered for @ledger-lookup: desc"):
         upgrade(acme, owner, second, fork_choices={"ledger-lookup": "merge"})
     # Take is still there, and takes the catalog's description.
@@ -278,3 +312,7 @@ def test_each_skills_size_and_the_bundles_total_are_in_the_plan(tmp_path, acme, 
     assert total["estimated_tokens"] == sum(s["estimated_tokens"] for s in sizes.values())
     assert total["lines"] == sum(s["lines"] for s in sizes.values())
     assert total["over_guidance"] == ["ledger-export"]
+    page = plan_page(owner, plan)
+    assert f"about {export['estimated_tokens']} tokens" in page
+    assert "past the Agent Skills guidance" in page
+    assert f"about {total['estimated_tokens']} tokens in all" in page
