@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 
-from django.db.models import prefetch_related_objects
+from django.db.models import CharField, F, Value, prefetch_related_objects
 
 from agents.models import Agent, AgentSkill
 from catalog.models import (
@@ -108,38 +108,47 @@ _FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
 
 
 def _with_files(target, installed):
-    """The supporting files of every skill version involved and of the installed heads:
-    one query for the versions' files, one for the heads' files, whatever the sizes."""
-    version_ids = {s.version_id for s in target.skills} if target else set()
-    version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
-    if not version_ids:
+    """The supporting files a plan compares: those of the installed heads, of the versions
+    they came from and of the incoming versions of the same skills. One query (a UNION of
+    the versions' and the heads' files) whatever the sizes; none for a fresh install,
+    which has nothing to compare."""
+    if not installed:
         return target, installed
-    of_version: dict[int, list[FileInfo]] = {}
-    for owner, *row in (
-        SkillFile.objects.filter(skill_version_id__in=version_ids)
-        .order_by("skill_version_id", "path")
-        .values_list("skill_version_id", *_FILE_COLUMNS)
-    ):
-        of_version.setdefault(owner, []).append(FileInfo(*row))
-    of_head: dict[int, list[FileInfo]] = {}
+    version_ids = {s.version_id for s in target.skills if s.slug in installed} if target else set()
+    version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
     head_ids = {s.head_id for s in installed.values()}
-    if head_ids:
-        for owner, *row in (
-            RevisionFile.objects.filter(revision_id__in=head_ids)
-            .order_by("revision_id", "path")
-            .values_list("revision_id", *_FILE_COLUMNS)
-        ):
-            of_head.setdefault(owner, []).append(FileInfo(*row))
+    of_version = (
+        SkillFile.objects.filter(skill_version_id__in=version_ids)
+        .order_by()
+        .annotate(of=Value("version", output_field=CharField()), owner=F("skill_version_id"))
+        .values_list("of", "owner", *_FILE_COLUMNS)
+    )
+    of_head = (
+        RevisionFile.objects.filter(revision_id__in=head_ids)
+        .order_by()
+        .annotate(of=Value("head", output_field=CharField()), owner=F("revision_id"))
+        .values_list("of", "owner", *_FILE_COLUMNS)
+    )
+    found: dict[tuple[str, int], list[FileInfo]] = {}
+    for of, owner, *row in of_version.union(of_head, all=True):
+        found.setdefault((of, owner), []).append(FileInfo(*row))
+    for files in found.values():
+        files.sort(key=lambda f: f.path)
 
     def filed(skill):
-        return dataclasses.replace(skill, files=tuple(of_version.get(skill.version_id, ())))
+        return dataclasses.replace(
+            skill, files=tuple(found.get(("version", skill.version_id), ()))
+        )
 
     if target is not None:
-        target = dataclasses.replace(target, skills=tuple(filed(s) for s in target.skills))
+        target = dataclasses.replace(
+            target,
+            skills=tuple(filed(s) if s.slug in installed else s for s in target.skills),
+        )
     installed = {
         key: dataclasses.replace(
             skill,
-            files=tuple(of_head.get(skill.head_id, ())),
+            files=tuple(found.get(("head", skill.head_id), ())),
             upstream=filed(skill.upstream) if skill.upstream else None,
         )
         for key, skill in installed.items()
