@@ -42,10 +42,13 @@ def bundle_toml(root: Path, version: str) -> None:
     )
 
 
-def lookup_skill(folder: Path, *, description=LOOKUP_DESCRIPTION, body=LOOKUP_BODY) -> None:
+def lookup_skill(
+    folder: Path, *, description=LOOKUP_DESCRIPTION, body=LOOKUP_BODY, license="MIT"
+) -> None:
     write(
         folder / "SKILL.md",
-        f"---\nname: ledger-lookup\ndescription: {description}\nlicense: MIT\n---\n\n{body}",
+        f"---\nname: ledger-lookup\ndescription: {description}\nlicense: {license}\n---\n\n"
+        + body,
     )
 
 
@@ -102,6 +105,9 @@ def test_an_upgrade_that_changes_one_skill_shows_exactly_one_changed_skill(
         ledger_bundle(tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n")
     )
     install(acme, first, owner, django_capture_on_commit_callbacks, agents)
+    # A local edit of the skill the release does not change: base = new, so no fork.
+    export = WorkspaceSkill.objects.get(slug="ledger-export")
+    skill_edit(skill=export, actor=owner, short_description="Acme's statements, as PDF.")
     revisions_before = {s.slug: s.revisions.count() for s in WorkspaceSkill.objects.all()}
 
     plan = upgrade(acme, owner, second)
@@ -112,7 +118,8 @@ def test_an_upgrade_that_changes_one_skill_shows_exactly_one_changed_skill(
     assert update["slug"] == "ledger-lookup"
     assert "+Round nothing; quote pence." in update["body_diff"]
     assert update["files"] == []
-    assert [s["slug"] for s in steps_of(plan, "skill.unchanged")] == ["ledger-export"]
+    (unchanged,) = steps_of(plan, "skill.unchanged")
+    assert (unchanged["slug"], unchanged["forked"]) == ("ledger-export", True)
     assert steps_of(plan, "skill.fork") == []
     for step in steps_of(plan, "skill.update"):  # no step with an empty diff
         assert step["body_diff"] or step["files"] or step["frontmatter_diff"]
@@ -212,7 +219,9 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
     tmp_path, acme, owner, django_capture_on_commit_callbacks
 ):
     first = publish(ledger_bundle(tmp_path, "1.0.0"))
-    new = ledger_bundle(tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n")
+    new = ledger_bundle(
+        tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n", license="MIT-0"
+    )
     write(new / "skills" / "ledger-lookup" / "references" / "codes.md", "# Codes\n\nA1: paid\n")
     second = publish(new)
     install(acme, first, owner, django_capture_on_commit_callbacks)
@@ -231,6 +240,9 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
     assert rows["name"]["yours"] == "Acme ledger lookup"
     assert rows["description"]["outcome"] == "yours"
     assert rows["description"]["base"] == LOOKUP_DESCRIPTION
+    assert (rows["license"]["yours"], rows["license"]["new"], rows["license"]["outcome"]) == (
+        "MIT", "MIT-0", "new",
+    )  # fmt: skip
     (codes,) = fork["file_merge"]
     assert (codes["path"], codes["base"], codes["yours"], codes["outcome"]) == (
         "references/codes.md", None, None, "new",
@@ -247,7 +259,7 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
     assert head.name == "Acme ledger lookup"
     assert head.short_description == "Look up Acme's ledger; the finance team's rules apply."
     assert head.body.endswith("Round nothing; quote pence.")
-    assert head.frontmatter["license"] == "MIT"
+    assert head.frontmatter["license"] == "MIT-0"  # changed only in the catalog: taken
     assert set(head_files("ledger-lookup")) == {"references/codes.md"}
     assert head.upstream.bundle_entries.filter(bundle_version=second).exists()
 
