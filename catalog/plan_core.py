@@ -13,9 +13,51 @@ from dataclasses import dataclass, field
 
 import merge3
 
+from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS, skill_size
 from pixie.namespace import apply_rename, make_slug, parse_mentions
 
 FORK_CHOICES = ("keep", "take", "merge")
+# A text file is diffed up to this many bytes; past it the plan says it is too long to show.
+TEXT_DIFF_MAX_BYTES = 200_000
+_TEXT_TYPES = {
+    "application/json",
+    "application/yaml",
+    "application/toml",
+    "application/xml",
+    "application/javascript",
+    "application/x-sh",
+    "application/x-python",
+    "image/svg+xml",
+}
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A supporting file as a plan sees it: where it sits and which bytes (by digest)."""
+
+    path: str
+    executable: bool
+    sha256: str
+    size: int
+    media_type: str = "application/octet-stream"
+
+    @property
+    def identity(self) -> tuple[str, bool]:
+        return (self.sha256, self.executable)
+
+    @property
+    def textual(self) -> bool:
+        kind = self.media_type
+        return kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+json", "+xml"))
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "size": self.size,
+            "executable": self.executable,
+            "media_type": self.media_type,
+        }
 
 
 @dataclass(frozen=True)
@@ -28,6 +70,8 @@ class CatalogSkill:
     body: str
     approvals: tuple = ()
     frontmatter: dict = field(default_factory=dict)
+    files: tuple[FileInfo, ...] = ()
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +97,8 @@ class InstalledSkill:
     body: str
     frontmatter: dict
     upstream: CatalogSkill | None
+    approvals: tuple = ()
+    files: tuple[FileInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +120,8 @@ class PlanInputs:
     fork_choices: dict[str, str] = field(default_factory=dict)
     # The skill ids each chosen agent already has: agent id -> skill ids
     attached: dict[int, frozenset[int]] = field(default_factory=dict)
+    # The text of the changed text files the plan diffs (see `texts_needed`): sha256 -> text
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,6 +155,186 @@ def three_way(base: str, mine: str, new: str) -> tuple[str | None, str]:
     )
     text = text[:-1] if text.endswith("\n") else text
     return (None if conflicted else text), text
+
+
+def size_facts(body: str) -> dict:
+    """A body's lines and estimated tokens, with a warning past the format's guidance."""
+    size = skill_size(body)
+    return {**size.as_dict(), "warning": size.warning}
+
+
+def _files_differ(old: tuple[FileInfo, ...], new: tuple[FileInfo, ...]) -> bool:
+    return {f.path: f.identity for f in old} != {f.path: f.identity for f in new}
+
+
+def _changed_files(old, new):
+    """(path, before, after) for each file added, removed or changed (bytes or mode)."""
+    before, after = {f.path: f for f in old}, {f.path: f for f in new}
+    for path in sorted(before.keys() | after.keys()):
+        a, b = before.get(path), after.get(path)
+        if a is None or b is None or a.identity != b.identity:
+            yield path, a, b
+
+
+def _diffable(file: FileInfo | None) -> bool:
+    return file is None or (file.textual and file.size <= TEXT_DIFF_MAX_BYTES)
+
+
+def texts_needed(inputs: PlanInputs) -> set[str]:
+    """The digests of the text files a plan diffs: changed (or added) text files only,
+    each within TEXT_DIFF_MAX_BYTES. The service reads exactly these, in one query."""
+    needed: set[str] = set()
+    for skill in inputs.target.skills if inputs.target and inputs.kind != "uninstall" else ():
+        installed = inputs.installed.get(skill.slug)
+        if installed is None or _same_content(installed.upstream, skill):
+            continue
+        for _path, a, b in _changed_files(installed.files, skill.files):
+            if b is None or (a is not None and a.sha256 == b.sha256):
+                continue  # removed, or only its mode changed: nothing to diff
+            if _diffable(a) and _diffable(b):
+                needed |= {f.sha256 for f in (a, b) if f is not None}
+    return needed
+
+
+def files_diff(old, new, texts: dict[str, str]) -> list[dict]:
+    """Each file added, removed or changed between two file lists: a text diff for text
+    files, size and digest for binary ones (or text too long to show), and any change of
+    the executable bit called out."""
+    entries = []
+    for path, a, b in _changed_files(old, new):
+        entry = {
+            "path": path,
+            "change": "added" if a is None else "removed" if b is None else "changed",
+            "old": a.as_dict() if a else None,
+            "new": b.as_dict() if b else None,
+            "mode": "",
+            "content": "",
+            "diff": [],
+        }
+        if a is not None and b is not None and a.executable != b.executable:
+            entry["mode"] = "becomes executable" if b.executable else "no longer executable"
+        elif a is None and b.executable:
+            entry["mode"] = "executable"
+        if b is None:
+            entry["content"] = "removed"
+        elif a is not None and a.sha256 == b.sha256:
+            entry["content"] = "same"
+        elif not (b.textual and (a is None or a.textual)):
+            entry["content"] = "binary"
+        elif not (_diffable(a) and _diffable(b)):
+            entry["content"] = "too_long"
+        elif b.sha256 in texts and (a is None or a.sha256 in texts):
+            entry["content"] = "text"
+            entry["diff"] = list(
+                difflib.unified_diff(
+                    texts[a.sha256].splitlines() if a else [],
+                    texts[b.sha256].splitlines(),
+                    f"a/{path}" if a else "/dev/null",
+                    f"b/{path}",
+                    lineterm="",
+                )
+            )
+        else:  # named text by its type, but its bytes are not UTF-8 text
+            entry["content"] = "binary"
+        entries.append(entry)
+    return entries
+
+
+def _same_content(upstream: CatalogSkill | None, skill: CatalogSkill) -> bool:
+    """The installed version is the incoming one, or has the same content digest."""
+    if upstream is None:
+        return False
+    if upstream.version_id == skill.version_id:
+        return True
+    return bool(upstream.digest) and upstream.digest == skill.digest
+
+
+_ABSENT = object()  # a frontmatter key or a file one side does not have
+
+
+def _pick(base, mine, new) -> tuple[object, str]:
+    """A three-way choice for one field: (value, where it came from)."""
+    if mine == new:
+        return mine, "same"
+    if mine == base:
+        return new, "new"
+    if new == base:
+        return mine, "yours"
+    return None, "conflict"
+
+
+def _shown(value) -> str | None:
+    if value is _ABSENT:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def merge_fields(base: dict, mine: dict, new: dict) -> tuple[dict, list[dict], list[str]]:
+    """Three-way merge of a skill's fields other than the body and files: name,
+    description, each frontmatter key (compared as JSON values) and the approvals.
+
+    Each argument is {"name", "description", "frontmatter", "approvals"}. Returns the
+    merged fields, one row per field that differs anywhere (base, yours, new and the
+    outcome), and the names of the fields that conflict."""
+    rows, conflicts = [], []
+    merged: dict = {"frontmatter": {}}
+    keys = sorted(set().union(*(side["frontmatter"] for side in (base, mine, new))))
+    fields = [("name", "name"), ("description", "description")]
+    fields += [(f"frontmatter.{key}", key) for key in keys]
+    fields.append(("approvals", "approvals"))
+    for label, key in fields:
+        if label.startswith("frontmatter."):
+            values = [side["frontmatter"].get(key, _ABSENT) for side in (base, mine, new)]
+        else:
+            values = [side.get(key, _ABSENT) for side in (base, mine, new)]
+        value, outcome = _pick(*values)
+        if outcome == "conflict":
+            conflicts.append(key)
+        elif label.startswith("frontmatter."):
+            if value is not _ABSENT:
+                merged["frontmatter"][key] = value
+        else:
+            merged[key] = value
+        if not (values[0] == values[1] == values[2]):
+            rows.append(
+                {
+                    "field": key,
+                    "base": _shown(values[0]),
+                    "yours": _shown(values[1]),
+                    "new": _shown(values[2]),
+                    "outcome": outcome,
+                }
+            )
+    return merged, rows, conflicts
+
+
+def merge_files(base, mine, new) -> tuple[list[FileInfo], list[dict], list[str]]:
+    """Three-way merge of the supporting files, each by path (its bytes and mode)."""
+    sides = [{f.path: f for f in files} for files in (base, mine, new)]
+    merged, rows, conflicts = [], [], []
+    for path in sorted(set().union(*sides)):
+        found = [side.get(path) for side in sides]
+        ids = [f.identity if f else _ABSENT for f in found]
+        _value, outcome = _pick(*ids)
+        if outcome == "conflict":
+            conflicts.append(path)
+        else:
+            chosen = found[2] if outcome == "new" else found[1]
+            if chosen is not None:
+                merged.append(chosen)
+        if not (ids[0] == ids[1] == ids[2]):
+            rows.append(
+                {
+                    "path": path,
+                    "base": found[0].as_dict() if found[0] else None,
+                    "yours": found[1].as_dict() if found[1] else None,
+                    "new": found[2].as_dict() if found[2] else None,
+                    "outcome": outcome,
+                }
+            )
+    return merged, rows, conflicts
 
 
 def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[dict]]:
@@ -188,19 +416,20 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
                     "version": skill.version,
                     "skill_version_id": skill.version_id,
                     "body": body,
+                    "size": size_facts(body),
                     "reason": f"{target.bundle} {target.version} includes it",
                 }
             )
             continue
         upstream = installed.upstream
         base_body = _cascade(upstream.body, landing) if upstream else ""
-        edited = upstream is None or (installed.name, installed.description, installed.body) != (
-            upstream.name,
-            upstream.description,
-            base_body,
+        edited = upstream is None or (
+            (installed.name, installed.description, installed.body, installed.frontmatter)
+            != (upstream.name, upstream.description, base_body, upstream.frontmatter)
+            or tuple(installed.approvals) != tuple(upstream.approvals)
+            or _files_differ(installed.files, upstream.files)
         )
-        same_version = upstream is not None and upstream.version_id == skill.version_id
-        if same_version:
+        if _same_content(upstream, skill):
             steps.append(
                 {
                     "type": "skill.unchanged",
@@ -209,7 +438,9 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
                     "forked": edited,
                     "reason": "your edits are kept; the bundle did not change this skill"
                     if edited
-                    else "the same version is already installed",
+                    else "the same version is already installed"
+                    if upstream.version_id == skill.version_id
+                    else f"{skill.version} has the same content as {upstream.version}",
                 }
             )
             continue
@@ -221,6 +452,8 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
             "skill_version_id": skill.version_id,
             "name": skill.name,
             "body": body,
+            "size": size_facts(body),
+            "files": files_diff(installed.files, skill.files, inputs.texts),
         }
         if edited:
             steps.append(_fork_step(inputs, installed, skill, body, base_body, facts))
@@ -232,8 +465,8 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
                     "old_body": installed.body,
                     "body_diff": line_diff(installed.body, body),
                     "frontmatter_diff": line_diff(
-                        frontmatter_text(upstream.frontmatter, upstream.approvals),
-                        frontmatter_text(skill.frontmatter, skill.approvals),
+                        _fields_text(installed.name, installed.description, upstream),
+                        _fields_text(skill.name, skill.description, skill),
                     ),
                     "reason": f"{target.bundle} {target.version} names version {skill.version}",
                 }
@@ -244,24 +477,74 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
     return steps
 
 
+def _fields_text(name: str, description: str, skill: CatalogSkill) -> str:
+    """The frontmatter as a reader compares it: name, description, every other key and the
+    approval rules."""
+    data = {"name": name, "description": description, **skill.frontmatter}
+    return frontmatter_text(data, skill.approvals)
+
+
+def _sides(skill) -> dict:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "frontmatter": dict(skill.frontmatter),
+        "approvals": list(skill.approvals),
+    }
+
+
 def _fork_step(inputs, installed, skill, body, base_body, facts) -> dict:
-    merged, merge_text = three_way(base_body, installed.body, body)
-    offered = ["keep", "take"] + (["merge"] if merged is not None else [])
+    """Base (the version the fork came from), yours and new, merged field by field:
+    changed on one side only, that side wins; changed alike, that; changed apart, a
+    conflict, and then merge is not offered."""
+    upstream = installed.upstream
+    base = (
+        _sides(upstream)
+        if upstream
+        else {"name": _ABSENT, "description": _ABSENT, "frontmatter": {}, "approvals": _ABSENT}
+    )
+    merged_fields, field_rows, conflicts = merge_fields(base, _sides(installed), _sides(skill))
+    merged_files, file_rows, file_conflicts = merge_files(
+        upstream.files if upstream else (), installed.files, skill.files
+    )
+    merged_body, merge_text = three_way(base_body, installed.body, body)
+    if merged_body is None:
+        conflicts.append("body")
+    conflicts += [f"file {path}" for path in file_conflicts]
+    offered = ["keep", "take"] + ([] if conflicts else ["merge"])
     choice = inputs.fork_choices.get(installed.slug, "keep")
     if choice not in offered:
         choice = "keep"
+    merged = None
+    if not conflicts:
+        merged = {
+            **merged_fields,
+            "body": merged_body,
+            "files": [f.as_dict() for f in merged_files],
+        }
     return {
         "type": "skill.fork",
         **facts,
         "base_body": base_body,
         "mine_body": installed.body,
-        "merged_body": merged,
+        "merged_body": merged_body,
         "merge_text": merge_text,
-        "conflict": merged is None,
+        "fields": field_rows,
+        "file_merge": file_rows,
+        "conflicts": conflicts,
+        "conflict": bool(conflicts),
+        "merged": merged,
+        "merged_size": size_facts(merged_body) if merged_body is not None else None,
         "choices": offered,
         "choice": choice,
         "reason": "you edited this skill since it came from the bundle; your version is kept "
-        "unless you choose otherwise",
+        "unless you choose otherwise"
+        + (
+            f"; merge is not offered: {', '.join(conflicts)} changed both here and in the "
+            "catalog"
+            if conflicts
+            else ""
+        ),
     }
 
 
@@ -343,6 +626,7 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
         )
     else:
         steps.extend(_skill_steps(inputs))
+        steps.append(_bundle_size(inputs))
     steps.extend(_reach_steps(inputs))
     current_operations = {
         a["operation"]
@@ -436,6 +720,23 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
             }
         )
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+
+
+def _bundle_size(inputs: PlanInputs) -> dict:
+    """The bundle's total against the format's guidance, skill by skill summed."""
+    sizes = [(skill.slug, skill_size(skill.body)) for skill in inputs.target.skills]
+    over = [slug for slug, size in sizes if size.over_guidance]
+    return {
+        "type": "bundle.size",
+        "skills": len(sizes),
+        "lines": sum(size.lines for _, size in sizes),
+        "estimated_tokens": sum(size.tokens for _, size in sizes),
+        "over_guidance": over,
+        "reason": "estimated from each SKILL.md body (about 4 characters a token); "
+        + ("past" if over else "every skill is within")
+        + f" the Agent Skills guidance ({GUIDANCE_LINES} lines, {GUIDANCE_TOKENS:,} tokens)"
+        + (": " + ", ".join("@" + slug for slug in over) if over else ""),
+    }
 
 
 def expands_reach(steps: list[dict]) -> bool:

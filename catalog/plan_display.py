@@ -10,7 +10,11 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 GROUPS = [
-    ("skills", "Skills", ("skill.create", "skill.update", "skill.unchanged", "skill.remove")),
+    (
+        "skills",
+        "Skills",
+        ("skill.create", "skill.update", "skill.unchanged", "skill.remove", "bundle.size"),
+    ),
     ("renames", "Renamed or reused on arrival", ("skill.reslug", "skill.reuse")),
     ("forks", "Forks and overrides: text you wrote", ("skill.fork", "agent.override")),
     ("network", "Network", ("egress.add", "egress.remove")),
@@ -87,6 +91,30 @@ def side_by_side(old: str, new: str, context: int = 2) -> str:
     return mark_safe(table)  # noqa: S308 - every line was escaped above
 
 
+def unified(lines: list[str]) -> str:
+    """A file's unified diff, each line escaped and marked as added, removed or a hunk
+    (each line a block, so no newline between them)."""
+    rows = []
+    for line in lines:
+        if line.startswith(("+++", "---")):
+            continue
+        kind = {"+": "added", "-": "removed", "@": "hunk"}.get(line[:1], "")
+        rows.append(f'<span class="{kind}">{escape(line)}</span>')
+    return mark_safe(  # noqa: S308 - every line was escaped above
+        '<pre class="file-diff">' + "".join(rows) + "</pre>"
+    )
+
+
+def _file_views(files: list[dict]) -> list[dict]:
+    views = []
+    for entry in files:
+        view = dict(entry)
+        if entry.get("diff"):
+            view["diff_html"] = unified(entry["diff"])
+        views.append(view)
+    return views
+
+
 def grouped_steps(steps: list[dict]) -> list[dict]:
     groups = []
     for key, title, types in GROUPS:
@@ -94,6 +122,8 @@ def grouped_steps(steps: list[dict]) -> list[dict]:
         for step in members:
             if step["type"] == "skill.update":
                 step["diff_html"] = side_by_side(step["old_body"], step["body"])
+            if step["type"] in ("skill.update", "skill.fork"):
+                step["file_views"] = _file_views(step.get("files", []))
         if members:
             groups.append({"key": key, "title": title, "steps": members})
     return groups

@@ -26,7 +26,10 @@ import mimetypes
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from catalog.validators import GUIDANCE_LINES, GUIDANCE_TOKENS
+# The format's context guidance: past it a skill still loads, with a warning shown.
+# Kept here (not in validators, which imports Django) so the pure plan core can use it.
+GUIDANCE_LINES = 500
+GUIDANCE_TOKENS = 5000
 
 # Pixie's own labels inside an Agent Skills `metadata` map: not part of the content.
 PIXIE_METADATA_LABELS = ("version", "display-name")

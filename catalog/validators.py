@@ -12,8 +12,7 @@ SKILL_NAME_MAX = 64
 SKILL_DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 # The format's context guidance: past it a skill still loads, with a warning shown.
-GUIDANCE_LINES = 500
-GUIDANCE_TOKENS = 5000
+from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS  # noqa: E402, F401
 
 # semver.org's own pattern: MAJOR.MINOR.PATCH with optional pre-release and build.
 SEMVER_RE = re.compile(

@@ -17,7 +17,7 @@ from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
-from .revision_files import revision_files_from_versions
+from .revision_files import revision_files_from_listing, revision_files_from_versions
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +123,7 @@ def staleness(plan: Plan) -> str:
         fork_choices=plan.options.get("fork_choices", {}),
         # Only the slugs the plan depends on: not the whole namespace again.
         only_slugs=step_slugs(plan.steps),
+        diffs=False,
     )
     reads = relevant_reads(reads, plan.steps, inputs)
     if fingerprint(reads) == plan.fingerprint:
@@ -199,39 +200,34 @@ def _apply_steps(plan: Plan) -> None:
         )
         touched |= {s["skill_id"] for s in kept}
     changes = [
-        (
-            s,
-            *(
-                (s["merged_body"], "merge")
-                if s.get("choice") == "merge"
-                else (s["body"], "catalog")
-            ),
-        )
+        (s, "merge" if s.get("choice") == "merge" else "catalog")
         for s in _of(plan, "skill.update", "skill.fork")
         if s.get("choice", "take") != "keep"
     ]
     if changes:
         top = dict(
-            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _, _ in changes])
+            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
             .values("skill_id")
             .annotate(top=Max("number"))
             .values_list("skill_id", "top")
         )
         updated = SkillRevision.objects.bulk_create(
-            _revision_for(
-                s["skill_id"],
-                top[s["skill_id"]] + 1,
-                versions[s["skill_version_id"]],
-                body,
-                approver,
+            _changed_revision(
+                s, origin, top[s["skill_id"]] + 1, versions[s["skill_version_id"]], approver,
                 comment,
-                origin,
-            )
-            for s, body, origin in changes
+            )  # fmt: skip
+            for s, origin in changes
         )
+        pairs = list(zip(updated, changes, strict=True))
         files += revision_files_from_versions(
             (revision, s["skill_version_id"])
-            for revision, (s, _, _) in zip(updated, changes, strict=True)
+            for revision, (s, origin) in pairs
+            if origin == "catalog" or s.get("merged") is None
+        )
+        files += revision_files_from_listing(
+            (revision, s["merged"]["files"])
+            for revision, (s, origin) in pairs
+            if origin == "merge" and s.get("merged") is not None
         )
         WorkspaceSkill.objects.bulk_update(
             [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
@@ -317,6 +313,24 @@ def _installation(plan: Plan) -> Installation:
 
 def _revision(skill, number, version, body, approver, comment, origin) -> SkillRevision:
     return _revision_for(skill.pk, number, version, body, approver, comment, origin)
+
+
+def _changed_revision(step, origin, number, version, approver, comment) -> SkillRevision:
+    """The catalog's version (with the plan's body), or for *merge* the plan's merged
+    fields: name, description, frontmatter, approvals and body."""
+    revision = _revision_for(
+        step["skill_id"], number, version, step["body"], approver, comment, origin
+    )
+    merged = step.get("merged")
+    if origin == "merge" and merged is None:  # a plan computed before fields were merged
+        revision.body = step["merged_body"]
+    elif origin == "merge":
+        revision.name = merged["name"]
+        revision.short_description = merged["description"]
+        revision.frontmatter = merged["frontmatter"]
+        revision.approvals = merged["approvals"]
+        revision.body = merged["body"]
+    return revision
 
 
 def _revision_for(skill_id, number, version, body, approver, comment, origin) -> SkillRevision:

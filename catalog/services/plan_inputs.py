@@ -7,22 +7,34 @@ before the plan is applied.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
-from django.db.models import prefetch_related_objects
+from django.db.models import CharField, F, Value, prefetch_related_objects
 
 from agents.models import Agent, AgentSkill
 from catalog.models import (
     BundleCredential,
     BundleHost,
     BundleVersion,
+    FileBlob,
     Installation,
+    RevisionFile,
+    SkillFile,
     Tool,
     WorkspaceSkill,
 )
-from catalog.plan_core import BundleState, CatalogSkill, InstalledSkill, PlanInputs
+from catalog.plan_core import (
+    BundleState,
+    CatalogSkill,
+    FileInfo,
+    InstalledSkill,
+    PlanInputs,
+    texts_needed,
+)
 from catalog.selectors import CONTENTS
+from catalog.skill_content import is_text
 from egress.models import CredentialRequirement, EgressRule
 
 
@@ -54,6 +66,7 @@ def catalog_skill(skill_version) -> CatalogSkill:
         body=skill_version.body,
         approvals=tuple(skill_version.approvals),
         frontmatter=skill_version.frontmatter,
+        digest=skill_version.digest,
     )
 
 
@@ -86,8 +99,76 @@ def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, 
             body=head.body,
             frontmatter=head.frontmatter,
             upstream=catalog_skill(upstream) if upstream else None,
+            approvals=tuple(head.approvals),
         )
     return found
+
+
+_FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
+
+
+def _with_files(target, installed):
+    """The supporting files a plan compares: those of the installed heads, of the versions
+    they came from and of the incoming versions of the same skills. One query (a UNION of
+    the versions' and the heads' files) whatever the sizes; none for a fresh install,
+    which has nothing to compare."""
+    if not installed:
+        return target, installed
+    version_ids = {s.version_id for s in target.skills if s.slug in installed} if target else set()
+    version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
+    head_ids = {s.head_id for s in installed.values()}
+    of_version = (
+        SkillFile.objects.filter(skill_version_id__in=version_ids)
+        .order_by()
+        .annotate(of=Value("version", output_field=CharField()), owner=F("skill_version_id"))
+        .values_list("of", "owner", *_FILE_COLUMNS)
+    )
+    of_head = (
+        RevisionFile.objects.filter(revision_id__in=head_ids)
+        .order_by()
+        .annotate(of=Value("head", output_field=CharField()), owner=F("revision_id"))
+        .values_list("of", "owner", *_FILE_COLUMNS)
+    )
+    found: dict[tuple[str, int], list[FileInfo]] = {}
+    for of, owner, *row in of_version.union(of_head, all=True):
+        found.setdefault((of, owner), []).append(FileInfo(*row))
+    for files in found.values():
+        files.sort(key=lambda f: f.path)
+
+    def filed(skill):
+        return dataclasses.replace(
+            skill, files=tuple(found.get(("version", skill.version_id), ()))
+        )
+
+    if target is not None:
+        target = dataclasses.replace(
+            target,
+            skills=tuple(filed(s) if s.slug in installed else s for s in target.skills),
+        )
+    installed = {
+        key: dataclasses.replace(
+            skill,
+            files=tuple(found.get(("head", skill.head_id), ())),
+            upstream=filed(skill.upstream) if skill.upstream else None,
+        )
+        for key, skill in installed.items()
+    }
+    return target, installed
+
+
+def _texts(inputs: PlanInputs) -> PlanInputs:
+    """The text of the changed text files the plan diffs, in one query (none if none)."""
+    needed = texts_needed(inputs)
+    if not needed:
+        return inputs
+    texts = {}
+    for sha256, content in FileBlob.objects.filter(sha256__in=needed).values_list(
+        "sha256", "content"
+    ):
+        data = bytes(content)
+        if is_text(data):
+            texts[sha256] = data.decode("utf-8")
+    return dataclasses.replace(inputs, texts=texts)
 
 
 def read_plan_inputs(
@@ -99,13 +180,16 @@ def read_plan_inputs(
     agent_ids: list[int],
     fork_choices: dict[str, str],
     only_slugs: set[str] | None = None,
+    diffs: bool = True,
 ) -> tuple[PlanInputs, dict]:
     """The plan's inputs and the reads it depends on. ``only_slugs`` (with the bundle's
-    own) narrows the namespace read, for a check that needs only those slugs' reads."""
+    own) narrows the namespace read, for a check that needs only those slugs' reads;
+    ``diffs=False`` skips reading the text of changed files (a check needs no diffs)."""
     target = bundle_state(bundle_version) if kind != "uninstall" else None
     current = bundle_state(installation.bundle_version_id) if installation else None
     incoming = {s.slug for s in target.skills} if target else set()
     installed = _installed_skills(workspace, installation, incoming)
+    target, installed = _with_files(target, installed)
     mine = {s.skill_id for s in installed.values()}
 
     occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
@@ -192,6 +276,8 @@ def read_plan_inputs(
         fork_choices=fork_choices,
         attached={agent_id: frozenset(ids) for agent_id, ids in has.items()},
     )
+    if diffs:
+        inputs = _texts(inputs)
     reads = {
         "installation": installation.bundle_version_id if installation else None,
         "installed": sorted([s.slug, s.head_id] for s in installed.values()),

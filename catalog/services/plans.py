@@ -56,7 +56,11 @@ def _check_choices(fork_choices: dict, steps: list[dict]) -> None:
         elif slug not in forks:
             problems.append(f"@{slug} is not a fork in this plan")
         elif choice not in forks[slug]["choices"]:
-            problems.append(f"merge is not offered for @{slug}: the three-way merge conflicts")
+            conflicts = ", ".join(forks[slug].get("conflicts") or ["the body"])
+            problems.append(
+                f"merge is not offered for @{slug}: {conflicts} changed both in your copy "
+                "and in the catalog"
+            )
     if problems:
         raise ValidationFailed(problems, code="bad_fork_choice")
 

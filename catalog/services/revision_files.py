@@ -48,6 +48,27 @@ def revision_files_from_revisions(
     return _store([row for r, o in pairs for row in _copies(r, by_revision.get(o, ()))])
 
 
+def revision_files_from_listing(
+    pairs: Iterable[tuple[SkillRevision, list[dict]]],
+) -> list[RevisionFile]:
+    """Give each new revision the files a plan listed (a merge's result): rows naming
+    bytes already stored, by digest. No query but the insert."""
+    return _store(
+        [
+            RevisionFile(
+                revision=revision,
+                path=f["path"],
+                blob_id=f["sha256"],
+                size=f["size"],
+                executable=f["executable"],
+                media_type=f["media_type"],
+            )
+            for revision, listing in pairs
+            for f in listing
+        ]
+    )
+
+
 def _store(rows: list[RevisionFile]) -> list[RevisionFile]:
     made = RevisionFile.objects.bulk_create(rows, batch_size=500)
     if reversion.is_active():
