@@ -260,6 +260,7 @@ class BundleVersionAdmin(VersionAdmin):
     inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
     actions = ["publish", "yank"]
     action_form = YankForm
+    change_list_template = "admin/catalog/bundleversion/change_list.html"
     fields = [
         "bundle",
         "version",
@@ -292,6 +293,11 @@ class BundleVersionAdmin(VersionAdmin):
     @admin.display(description="Skills", ordering="skill_count")
     def skill_count(self, obj):
         return obj.skill_count
+
+    def get_urls(self):
+        from .admin_bundle_upload import bundle_upload_urls
+
+        return bundle_upload_urls(self) + super().get_urls()
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
