@@ -99,3 +99,23 @@ def skill_file_get(*, files: QuerySet, path: str, owner: str):
     if found is None:
         raise Http404(f"{owner} has no file {path}.")
     return found
+
+
+def skill_versions_files(versions) -> None:
+    """Prefetch each skill version's files, by path (one query whatever their number)."""
+    prefetch_related_objects(
+        list(versions), Prefetch("files", queryset=SkillFile.objects.order_by("path"))
+    )
+
+
+def bundle_version_skills(*, bundle_version: BundleVersion) -> list[BundleSkill]:
+    """The version's skills in order, each skill version with its package and files
+    (two queries)."""
+    return list(
+        BundleSkill.objects.filter(bundle_version=bundle_version)
+        .select_related("skill_version__package")
+        .prefetch_related(
+            Prefetch("skill_version__files", queryset=SkillFile.objects.order_by("path"))
+        )
+        .order_by("position", "id")
+    )

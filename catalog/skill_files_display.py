@@ -109,3 +109,19 @@ def revision_skill_md(skill) -> str:
             frontmatter=head.frontmatter,
         )
     )
+
+
+def skill_display(version, file_url: Callable[[str], str] | None = None) -> dict:
+    """One skill version's files and size for a page (files prefetched)."""
+    files = list(version.files.all())
+    size = skill_size(version.body)
+    return {
+        "slug": version.package.slug,
+        "version": version.version,
+        "size": size,
+        "bytes": skill_md_bytes(version) + sum(f.size for f in files),
+        "files": [
+            {**row, "sha256_prefix": row["sha256"][:12]} for row in file_rows(files, file_url)
+        ],
+        "skill_md_url": file_url("SKILL.md") if file_url else "",
+    }
