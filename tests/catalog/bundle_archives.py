@@ -74,3 +74,15 @@ def tar_gz_of(folder: Path, *, prefix: str = "") -> bytes:
         for path in sorted(folder.rglob("*")):
             archive.add(path, arcname=prefix + str(path.relative_to(folder)), recursive=False)
     return buffer.getvalue()
+
+
+def zip_with_evil(folder: Path) -> bytes:
+    """The folder as a .zip plus an entry that climbs out of it and a symbolic link."""
+    buffer = io.BytesIO(zip_of(folder))
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.writestr("../evil", b"pwned")
+        link = zipfile.ZipInfo("skills/ledger-lookup/passwd")
+        link.create_system = 3
+        link.external_attr = 0o120777 << 16
+        archive.writestr(link, b"/etc/passwd")
+    return buffer.getvalue()
