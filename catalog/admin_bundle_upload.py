@@ -78,8 +78,8 @@ def bundle_upload_urls(model_admin):
     def _preview(request, form):
         archive = form.cleaned_data["archive"]
         uploads_sweep()
-        token = upload_store(archive.chunks())
         try:
+            token = upload_store(archive.chunks())
             preview = upload_preview(token, label=archive.name)
         except PixieError as exc:
             return _page(

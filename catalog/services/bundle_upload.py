@@ -83,13 +83,18 @@ def upload_store(chunks) -> str:
 
 
 def uploads_sweep(max_age: float = 24 * 3600) -> None:
-    """Remove archives left waiting (a preview never confirmed) for longer than a day."""
+    """Remove archives left waiting (a preview never confirmed) for longer than a day,
+    and extraction folders a crash left behind."""
     import time
 
     cutoff = time.time() - max_age
-    for path in uploads_dir().glob("*.archive"):
+    for path in [*uploads_dir().glob("*.archive"), *uploads_dir().glob("extract-*")]:
         try:
-            if path.stat().st_mtime < cutoff:
+            if path.stat().st_mtime >= cutoff:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
         except OSError:
             continue

@@ -326,3 +326,18 @@ def test_the_upload_form_needs_its_csrf_token(operator, ledger, data_dir):
     assert uploads(data_dir) == []
     page = client.get(URL)
     assert b"csrfmiddlewaretoken" in page.content
+
+
+def test_uploads_left_waiting_for_a_day_are_cleared_by_the_next_upload(
+    operator_client, ledger, data_dir
+):
+    first = upload(operator_client, "ledger-tools.zip", zip_of(ledger)).context["token"]
+    stale = data_dir / "uploads" / f"{first}.archive"
+    leftover = data_dir / "uploads" / "extract-crashed"
+    leftover.mkdir()
+    day_ago = stale.stat().st_mtime - 2 * 24 * 3600
+    os.utime(stale, (day_ago, day_ago))
+    os.utime(leftover, (day_ago, day_ago))
+    second = upload(operator_client, "ledger-tools.zip", zip_of(ledger)).context["token"]
+    assert uploads(data_dir) == [f"{second}.archive"]
+    assert b"no longer waiting" in confirm(operator_client, first, follow=True).content
