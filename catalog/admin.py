@@ -158,6 +158,17 @@ class SkillVersionAdmin(VersionAdmin):
             return False
         return super().has_delete_permission(request, obj)
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from .selectors import skill_versions_files
+        from .skill_files_display import skill_display
+
+        version = self.get_object(request, object_id)
+        extra = {}
+        if version is not None:
+            skill_versions_files([version])
+            extra["skill_files"] = [skill_display(version)]
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
     @admin.action(description="Publish selected skill versions")
     def publish(self, request, queryset):
         run_service(
@@ -244,6 +255,32 @@ class BundleCredentialInline(FrozenWhenPublished, admin.TabularInline):
     fields = ["name", "host", "purpose"]
 
 
+def bundle_files_context(bundle_version) -> dict:
+    """Each skill's files, lines and estimated tokens, and the version's totals (two
+    queries), with links to the API's file and .zip downloads."""
+    from django.urls import reverse
+
+    from .selectors import bundle_version_skills
+    from .skill_files_display import skill_display, totals_of
+
+    slug, version = bundle_version.bundle.slug, bundle_version.version
+    entries = bundle_version_skills(bundle_version=bundle_version)
+
+    def url_of(skill):
+        kwargs = {"slug": slug, "version": version, "skill": skill}
+        return lambda path: reverse("bundle-skill-file", kwargs={**kwargs, "path": path})
+
+    return {
+        "skill_files": [
+            skill_display(e.skill_version, url_of(e.skill_version.package.slug)) for e in entries
+        ],
+        "skill_totals": totals_of(e.skill_version for e in entries),
+        "bundle_zip_url": reverse(
+            "bundle-version-download", kwargs={"slug": slug, "version": version}
+        ),
+    }
+
+
 class YankForm(ActionForm):
     reason = forms.CharField(
         required=False, max_length=400, help_text="Why it is yanked (needed to yank)."
@@ -260,6 +297,8 @@ class BundleVersionAdmin(VersionAdmin):
     inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
     actions = ["publish", "yank"]
     action_form = YankForm
+    # reversion's list with "Upload a bundle" added.
+    change_list_template = "admin/catalog/bundleversion/change_list.html"
     fields = [
         "bundle",
         "version",
@@ -293,6 +332,11 @@ class BundleVersionAdmin(VersionAdmin):
     def skill_count(self, obj):
         return obj.skill_count
 
+    def get_urls(self):
+        from .admin_bundle_upload import bundle_upload_urls
+
+        return bundle_upload_urls(self) + super().get_urls()
+
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
             return self.fields
@@ -308,6 +352,7 @@ class BundleVersionAdmin(VersionAdmin):
         if bundle_version is not None:
             # bundle_picture escapes every piece of text it draws.
             extra["bundle_picture"] = mark_safe(bundle_picture(bundle_version))  # noqa: S308
+            extra.update(bundle_files_context(bundle_version))
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
     def has_change_permission(self, request, obj=None):

@@ -3,7 +3,7 @@
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
-from .models import Bundle, BundleSkill, BundleVersion, Status
+from .models import Bundle, BundleSkill, BundleVersion, SkillFile, Status
 from .validators import version_key
 
 
@@ -68,7 +68,54 @@ def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) 
     return bundle_version
 
 
+SKILL_FILES = Prefetch("skills__skill_version__files", queryset=SkillFile.objects.order_by("path"))
+
+
 def bundle_version_contents(*, bundle_version: BundleVersion) -> BundleVersion:
-    """The version with its skills, hosts and credentials prefetched (three queries)."""
-    prefetch_related_objects([bundle_version], *CONTENTS)
+    """The version with its skills, their files, hosts and credentials prefetched
+    (four queries, whatever the number of skills and files)."""
+    prefetch_related_objects([bundle_version], *CONTENTS, SKILL_FILES)
     return bundle_version
+
+
+def bundle_skill_version(*, bundle_version: BundleVersion, skill: str):
+    """The skill version a bundle version holds under a skill slug (one query), or 404."""
+    entry = (
+        BundleSkill.objects.filter(
+            bundle_version=bundle_version, skill_version__package__slug=skill
+        )
+        .select_related("skill_version__package")
+        .first()
+    )
+    if entry is None:
+        where = f"{bundle_version.bundle.slug} {bundle_version.version}"
+        raise Http404(f"{where} has no skill {skill}.")
+    return entry.skill_version
+
+
+def skill_file_get(*, files: QuerySet, path: str, owner: str):
+    """One file (SkillFile or RevisionFile rows) by path, with its bytes, or 404."""
+    found = files.filter(path=path).select_related("blob").first()
+    if found is None:
+        raise Http404(f"{owner} has no file {path}.")
+    return found
+
+
+def skill_versions_files(versions) -> None:
+    """Prefetch each skill version's files, by path (one query whatever their number)."""
+    prefetch_related_objects(
+        list(versions), Prefetch("files", queryset=SkillFile.objects.order_by("path"))
+    )
+
+
+def bundle_version_skills(*, bundle_version: BundleVersion) -> list[BundleSkill]:
+    """The version's skills in order, each skill version with its package and files
+    (two queries)."""
+    return list(
+        BundleSkill.objects.filter(bundle_version=bundle_version)
+        .select_related("skill_version__package")
+        .prefetch_related(
+            Prefetch("skill_version__files", queryset=SkillFile.objects.order_by("path"))
+        )
+        .order_by("position", "id")
+    )

@@ -265,3 +265,9 @@ PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8
 PIXIE_SKILL_FILE_MAX_BYTES = int(os.environ.get("PIXIE_SKILL_FILE_MAX_BYTES", str(16 << 20)))
 PIXIE_SKILL_MAX_FILES = int(os.environ.get("PIXIE_SKILL_MAX_FILES", "2000"))
 PIXIE_BUNDLE_MAX_BYTES = int(os.environ.get("PIXIE_BUNDLE_MAX_BYTES", str(256 << 20)))
+# Entries (files and folders) in a bundle uploaded as an archive in the admin.
+PIXIE_BUNDLE_MAX_FILES = int(os.environ.get("PIXIE_BUNDLE_MAX_FILES", "20000"))
+# Uploaded archives (a bundle of up to PIXIE_BUNDLE_MAX_BYTES) stream to a temporary
+# file past this size instead of memory; the admin upload refuses a larger body
+# before reading it.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440

@@ -1,4 +1,5 @@
 from django.core.cache import cache
+from django.urls import reverse
 from rest_framework import serializers
 
 from catalog.models import (
@@ -10,6 +11,7 @@ from catalog.models import (
     Status,
 )
 from catalog.selectors import bundle_version_contents, latest_published
+from catalog.skill_files_display import file_rows, size_of, skill_md_bytes, totals_of
 from catalog.validators import version_key
 
 
@@ -59,6 +61,9 @@ class BundleSkillSerializer(serializers.ModelSerializer):
     body = serializers.CharField(source="skill_version.body")
     approvals = serializers.JSONField(source="skill_version.approvals")
     frontmatter = serializers.JSONField(source="skill_version.frontmatter")
+    digest = serializers.CharField(source="skill_version.digest")
+    size = serializers.SerializerMethodField()
+    files = serializers.SerializerMethodField()
 
     class Meta:
         model = BundleSkill
@@ -71,7 +76,37 @@ class BundleSkillSerializer(serializers.ModelSerializer):
             "body",
             "approvals",
             "frontmatter",
+            "digest",
+            "size",
+            "files",
         ]
+
+    def get_size(self, entry) -> dict:
+        """Lines and estimated tokens of the body, against the format's guidance; bytes of
+        SKILL.md and every file."""
+        version = entry.skill_version
+        files = version.files.all()
+        return {
+            **size_of(version.body),
+            "bytes": skill_md_bytes(version) + sum(f.size for f in files),
+        }
+
+    def get_files(self, entry) -> list[dict]:
+        """Supporting files (SKILL.md is served at files/SKILL.md and not listed)."""
+        version = entry.skill_version
+        bundle_version = entry.bundle_version
+        return file_rows(
+            version.files.all(),
+            lambda path: reverse(
+                "bundle-skill-file",
+                kwargs={
+                    "slug": bundle_version.bundle.slug,
+                    "version": bundle_version.version,
+                    "skill": version.package.slug,
+                    "path": path,
+                },
+            ),
+        )
 
 
 class BundleHostSerializer(serializers.ModelSerializer):
@@ -119,6 +154,8 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
     hosts = BundleHostSerializer(many=True)
     credentials = BundleCredentialSerializer(many=True)
     approval_rules = serializers.SerializerMethodField()
+    totals = serializers.SerializerMethodField()
+    download = serializers.SerializerMethodField()
 
     class Meta(BundleVersionHeadSerializer.Meta):
         fields = [
@@ -127,7 +164,22 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
             "hosts",
             "credentials",
             "approval_rules",
+            "totals",
+            "download",
         ]
+
+    @staticmethod
+    def get_totals(bundle_version) -> dict:
+        """Skills, files, bytes, lines and estimated tokens of the whole version."""
+        return totals_of(entry.skill_version for entry in bundle_version.skills.all())
+
+    @staticmethod
+    def get_download(bundle_version) -> str:
+        """The version as a .zip in the bundle folder format."""
+        return reverse(
+            "bundle-version-download",
+            kwargs={"slug": bundle_version.bundle.slug, "version": bundle_version.version},
+        )
 
     @staticmethod
     def get_approval_rules(bundle_version) -> list[dict]:
@@ -139,7 +191,9 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
         return ApprovalRuleSerializer(rules, many=True).data
 
 
-CONTENT_FIELDS = ["skills", "hosts", "credentials", "approval_rules"]
+CONTENT_FIELDS = [
+    "skills", "hosts", "credentials", "approval_rules", "totals", "download"
+]  # fmt: skip
 
 
 def bundle_version_data(bundle_version: BundleVersion) -> dict:

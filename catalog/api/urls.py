@@ -13,12 +13,25 @@ urlpatterns = [
         views.BundleVersionDetail.as_view(),
         name="bundle-version-detail",
     ),
+    path(
+        "bundles/<slug:slug>/versions/<str:version>/download",
+        views.BundleVersionDownload.as_view(),
+        name="bundle-version-download",
+    ),
+    path(
+        "bundles/<slug:slug>/versions/<str:version>/skills/<slug:skill>/files/<path:path>",
+        views.BundleSkillFile.as_view(),
+        name="bundle-skill-file",
+    ),
     path(f"{W}/plans/", ws.PlanList.as_view(), name="plan-list"),
     path(f"{W}/plans/<int:pk>/", ws.PlanDetail.as_view(), name="plan-detail"),
     path(f"{W}/plans/<int:pk>/approve/", ws.PlanApprove.as_view(), name="plan-approve"),
     path(f"{W}/plans/<int:pk>/reject/", ws.PlanReject.as_view(), name="plan-reject"),
     path(f"{W}/skills/", ws.SkillList.as_view(), name="skill-list"),
     path(f"{W}/skills/<slug:slug>/", ws.SkillDetail.as_view(), name="skill-detail"),
+    path(
+        f"{W}/skills/<slug:slug>/files/<path:path>", ws.SkillFile.as_view(), name="skill-file"
+    ),
     path(f"{W}/egress-rules/", ws.EgressRuleList.as_view(), name="egress-rule-list"),
     path(f"{W}/credentials/", ws.CredentialList.as_view(), name="credential-list"),
     path(

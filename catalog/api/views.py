@@ -1,12 +1,21 @@
 """Read-only catalog endpoints: thin callers of the selectors."""
 
-from drf_spectacular.utils import extend_schema
+import tempfile
+
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from catalog import selectors
+from catalog.bundle_archive import write_bundle_zip
+from catalog.bundle_files import SKILL_FILE, skill_md_text
+from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.pagination import CountInPagePagination
 
+from .files import file_response
 from .serializers import (
     BundleDetailSerializer,
     BundleSerializer,
@@ -45,3 +54,45 @@ class BundleVersionDetail(generics.RetrieveAPIView):
             contents=False,
         )
         return Response(bundle_version_data(bundle_version))
+
+
+@extend_schema(
+    summary="One file of a skill in a bundle version (SKILL.md too), as stored",
+    responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+)
+class BundleSkillFile(APIView):
+    def get(self, request, slug, version, skill, path):
+        bundle_version = selectors.bundle_version_get(
+            user=request.user, slug=slug, version=version, contents=False
+        )
+        skill_version = selectors.bundle_skill_version(bundle_version=bundle_version, skill=skill)
+        if path == SKILL_FILE:
+            text = skill_md_text(skill_spec_of(skill_version)).encode("utf-8")
+            return file_response(path, text, "text/markdown")
+        found = selectors.skill_file_get(
+            files=skill_version.files.all(), path=path, owner=f"@{skill} {skill_version.version}"
+        )
+        return file_response(path, bytes(found.blob.content), found.media_type, etag=found.blob_id)
+
+
+@extend_schema(
+    summary="A bundle version as a .zip in the bundle folder format",
+    responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY)},
+)
+class BundleVersionDownload(APIView):
+    def get(self, request, slug, version):
+        bundle_version = selectors.bundle_version_get(
+            user=request.user, slug=slug, version=version, contents=False
+        )
+        # Closed by FileResponse once sent; large versions spill to a temporary file.
+        spooled = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
+        write_bundle_zip(bundle_spec_of(bundle_version), spooled)
+        spooled.seek(0)
+        response = FileResponse(
+            spooled,
+            as_attachment=True,
+            filename=f"{slug}-{version}.zip",
+            content_type="application/zip",
+        )
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

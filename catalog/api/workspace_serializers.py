@@ -1,6 +1,8 @@
+from django.urls import reverse
 from rest_framework import serializers
 
 from catalog.models import Installation, Plan, WorkspaceSkill
+from catalog.skill_files_display import file_rows, size_of
 from catalog.validators import SKILL_DESCRIPTION_MAX
 from egress.models import CredentialRequirement, EgressRule
 
@@ -92,6 +94,8 @@ class SkillSerializer(serializers.ModelSerializer):
     revision = serializers.IntegerField(source="head.number")
     upstream = serializers.SerializerMethodField()
     installed_from = serializers.SerializerMethodField()
+    size = serializers.SerializerMethodField()
+    files = serializers.SerializerMethodField()
 
     class Meta:
         model = WorkspaceSkill
@@ -106,7 +110,30 @@ class SkillSerializer(serializers.ModelSerializer):
             "upstream",
             "installed_from",
             "archived_at",
+            "size",
+            "files",
         ]
+
+    def get_size(self, skill) -> dict | None:
+        """Lines and estimated tokens of the head revision's body, with the warning past
+        the Agent Skills guidance; bytes of the body and every file."""
+        head = skill.head
+        if head is None:
+            return None
+        files = sum(f.size for f in head.files.all())
+        return {**size_of(head.body), "bytes": len(head.body.encode("utf-8")) + files}
+
+    def get_files(self, skill) -> list[dict]:
+        """The head revision's supporting files; SKILL.md is served at files/SKILL.md."""
+        if skill.head is None:
+            return []
+        workspace = skill.workspace.slug
+        return file_rows(
+            skill.head.files.all(),
+            lambda path: reverse(
+                "skill-file", kwargs={"workspace": workspace, "slug": skill.slug, "path": path}
+            ),
+        )
 
     def get_upstream(self, skill) -> str | None:
         upstream = skill.head.upstream if skill.head else None

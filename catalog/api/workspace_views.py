@@ -4,22 +4,29 @@ Every view resolves the workspace through workspace_for_member (404 for anyone
 not a member) and calls one service or selector.
 """
 
-from drf_spectacular.utils import extend_schema
+from django.db.models import Prefetch
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.models import Agent
-from catalog.models import BundleVersion, Installation, Plan, WorkspaceSkill
+from catalog.bundle_files import SKILL_FILE
+from catalog.models import BundleVersion, Installation, Plan, RevisionFile, WorkspaceSkill
+from catalog.selectors import skill_file_get
 from catalog.services.plans import plan_approve, plan_create, plan_reject
 from catalog.services.repoint import repoint_create
 from catalog.services.workspace_skills import skill_edit
+from catalog.skill_files_display import revision_skill_md
 from egress.models import CredentialRequirement, EgressRule
 from egress.services import credential_confirm
 from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
 from pixie.permissions import require_owner
 
+from .files import file_response
 from .workspace_serializers import (
     CredentialSerializer,
     EgressRuleSerializer,
@@ -129,8 +136,12 @@ class PlanReject(InWorkspace, APIView):
 
 
 def skills_of(workspace):
-    return WorkspaceSkill.objects.filter(workspace=workspace).select_related(
-        "head__upstream__package", "installation__bundle_version__bundle"
+    return (
+        WorkspaceSkill.objects.filter(workspace=workspace)
+        .select_related(
+            "workspace", "head__upstream__package", "installation__bundle_version__bundle"
+        )
+        .prefetch_related(Prefetch("head__files", queryset=RevisionFile.objects.order_by("path")))
     )
 
 
@@ -157,6 +168,28 @@ class SkillDetail(InWorkspace, generics.RetrieveAPIView):
             raise ValidationFailed("Send at least one of name, short_description, body")
         skill_edit(skill=skill, actor=request.user, **serializer.validated_data)
         return Response(SkillSerializer(self.get_object()).data)
+
+
+@extend_schema(
+    summary="One file of a workspace skill's head revision (SKILL.md too)",
+    responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+)
+class SkillFile(InWorkspace, APIView):
+    def get(self, request, workspace, slug, path):
+        skill = generics.get_object_or_404(
+            WorkspaceSkill.objects.filter(workspace=self.workspace()).select_related(
+                "head__upstream__package"
+            ),
+            slug=slug,
+        )
+        if skill.head is None:
+            raise Http404(f"@{slug} has no revision.")
+        if path == SKILL_FILE:
+            return file_response(path, revision_skill_md(skill).encode("utf-8"), "text/markdown")
+        found = skill_file_get(
+            files=skill.head.files.all(), path=path, owner=f"@{slug} r{skill.head.number}"
+        )
+        return file_response(path, bytes(found.blob.content), found.media_type, etag=found.blob_id)
 
 
 class EgressRuleList(InWorkspace, generics.ListAPIView):

@@ -174,15 +174,23 @@ def _same_bundle_version(existing: BundleVersion, spec: BundleSpec) -> bool:
     )
 
 
-def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoadResult:
-    """Write a parsed bundle folder into the catalog, all of it or nothing.
+@dataclass
+class BundleLoadCheck:
+    """What loading a parsed bundle would do, read without writing anything."""
 
-    Loading the same folder twice changes nothing; a version that exists with
-    other content is refused, since published versions never change. A skill whose
-    content is already in the catalog reuses that skill version.
-    """
-    tools = tool_slugs()
-    problems = _problems(spec, tools)
+    problems: list[str]
+    existing: BundleVersion | None
+    resolution: _Resolution
+
+    def reused(self, slug: str) -> SkillVersion | None:
+        """The stored skill version with the same content, if the skill reuses one."""
+        return self.resolution.reuse.get(slug)
+
+
+def bundle_load_check(spec: BundleSpec) -> BundleLoadCheck:
+    """The checks bundle_load makes against the catalog (tools, publisher, mentions, an
+    existing version, skill labels), and which skills reuse a stored version."""
+    problems = _problems(spec, tool_slugs())
     existing = (
         BundleVersion.objects.select_related("bundle__publisher")
         .filter(bundle__slug=spec.slug, version=spec.version)
@@ -194,8 +202,20 @@ def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoad
             "give the changed bundle a new version"
         )
     resolution = _resolve(spec, problems)
-    if problems:
-        raise BundleFileError(problems)
+    return BundleLoadCheck(problems=problems, existing=existing, resolution=resolution)
+
+
+def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoadResult:
+    """Write a parsed bundle folder into the catalog, all of it or nothing.
+
+    Loading the same folder twice changes nothing; a version that exists with
+    other content is refused, since published versions never change. A skill whose
+    content is already in the catalog reuses that skill version.
+    """
+    check = bundle_load_check(spec)
+    if check.problems:
+        raise BundleFileError(check.problems)
+    existing, resolution = check.existing, check.resolution
 
     comment = f"Loaded bundle {spec.slug} {spec.version} from files"
     with transaction.atomic(), audited(actor=actor, comment=comment):

@@ -59,6 +59,7 @@ def fill(route: str, name: str, world) -> str | None:
         "name": "LEDGER_API_TOKEN",
         "id": world.users["member"].pk,
         "workspace_id": world.acme.pk,
+        "path": "SKILL.md",
     }
     if "/turns/" in route:
         values["pk"] = ids["turn"]

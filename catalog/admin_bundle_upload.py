@@ -1,0 +1,146 @@
+"""Upload a bundle (.zip or .tar.gz) in the admin: checked and previewed, then loaded.
+
+Step 1 (a POST with the archive) stores it under a random token kept in the session,
+extracts and checks it, and shows what loading would create, or every problem (then
+nothing is kept). Step 2 (confirm) loads it with bundle_load and publishes if asked.
+"""
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.views.decorators.csrf import csrf_protect
+
+from pixie.errors import PixieError
+
+from .services.bundle_upload import (
+    STALE,
+    archive_name_problem,
+    upload_discard,
+    upload_load,
+    upload_path,
+    upload_preview,
+    upload_size_problem,
+    upload_store,
+    uploads_sweep,
+)
+
+SESSION_KEY = "catalog_bundle_uploads"
+# A multipart body carries the archive and a few fields: room for those around it.
+ENVELOPE_BYTES = 64 * 1024
+
+
+class BundleUploadForm(forms.Form):
+    archive = forms.FileField(
+        help_text="A bundle folder (bundle.toml and skills/) as .zip or .tar.gz, at the "
+        "archive's top or inside one top-level folder."
+    )
+    publish = forms.BooleanField(
+        required=False, label="Publish after loading", help_text="Otherwise it stays a draft."
+    )
+
+    def clean_archive(self):
+        archive = self.cleaned_data["archive"]
+        problem = archive_name_problem(archive.name) or upload_size_problem(archive.size)
+        if problem:
+            raise forms.ValidationError(problem)
+        return archive
+
+
+def bundle_upload_urls(model_admin):
+    def upload_view(request):
+        if not model_admin.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            # Refused before the body is read: no byte of an oversized upload is stored.
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+            if length > settings.PIXIE_BUNDLE_MAX_BYTES + ENVELOPE_BYTES:
+                return _page(
+                    request, form=BundleUploadForm(), problems=[upload_size_problem(length)]
+                )
+        return _protected(request)
+
+    # The CSRF check reads the body: it runs inside, after the size check above.
+    upload_view.csrf_exempt = True
+
+    @csrf_protect
+    def _protected(request):
+        if request.method == "POST" and "token" in request.POST:
+            return _confirm(request)
+        form = BundleUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            return _preview(request, form)
+        return _page(request, form=form)
+
+    def _preview(request, form):
+        archive = form.cleaned_data["archive"]
+        uploads_sweep()
+        try:
+            token = upload_store(archive.chunks())
+            preview = upload_preview(token, label=archive.name)
+        except PixieError as exc:
+            return _page(
+                request, form=BundleUploadForm(), problems=getattr(exc, "problems", [exc.message])
+            )
+        pending = request.session.get(SESSION_KEY, {})
+        pending[token] = {"name": archive.name}
+        request.session[SESSION_KEY] = pending
+        return _page(
+            request,
+            preview=preview,
+            token=token,
+            archive_name=archive.name,
+            publish=form.cleaned_data["publish"],
+        )
+
+    def _confirm(request):
+        token = request.POST["token"]
+        pending = request.session.get(SESSION_KEY, {})
+        entry = pending.pop(token, None) if isinstance(token, str) else None
+        request.session[SESSION_KEY] = pending
+        here = reverse("admin:catalog_bundleversion_upload")
+        if entry is None or upload_path(token) is None:
+            model_admin.message_user(request, STALE, messages.ERROR)
+            return HttpResponseRedirect(here)
+        if "cancel" in request.POST:
+            upload_discard(token)
+            model_admin.message_user(request, f"{entry['name']}: not loaded.", messages.INFO)
+            return HttpResponseRedirect(here)
+        publish = request.POST.get("publish") == "on"
+        try:
+            result = upload_load(token, actor=request.user, publish=publish, label=entry["name"])
+        except PixieError as exc:
+            for problem in getattr(exc, "problems", [exc.message]):
+                model_admin.message_user(request, problem, messages.ERROR)
+            return HttpResponseRedirect(here)
+        version = result.bundle_version
+        state = "published" if result.published else version.status
+        done = "Loaded" if result.created else "Already in the catalog:"
+        model_admin.message_user(
+            request,
+            f"{done} {version.bundle.slug} {version.version} ({state}): "
+            f"{result.skill_versions_created} new skill versions, "
+            f"{result.skill_versions_reused} reused.",
+            messages.SUCCESS,
+        )
+        for notice in result.notices:
+            model_admin.message_user(request, notice, messages.INFO)
+        return HttpResponseRedirect(
+            reverse("admin:catalog_bundleversion_change", args=[version.pk])
+        )
+
+    def _page(request, **context):
+        context = {
+            **model_admin.admin_site.each_context(request),
+            "title": "Upload a bundle",
+            "opts": model_admin.model._meta,
+            "limit": settings.PIXIE_BUNDLE_MAX_BYTES,
+            **context,
+        }
+        return TemplateResponse(request, "admin/catalog/bundleversion/upload.html", context)
+
+    view = model_admin.admin_site.admin_view(upload_view)
+    return [path("upload/", view, name="catalog_bundleversion_upload")]
