@@ -52,9 +52,16 @@ CONTENTS = [
 ]
 
 
+def _no_nul(value: str, message: str) -> None:
+    """A URL may carry %00; PostgreSQL refuses NUL in a query, and nothing stored has one."""
+    if "\x00" in value:
+        raise Http404(message)
+
+
 def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) -> BundleVersion:
     """A version the user may see, with its skills, hosts and credentials prefetched
     (or, with contents=False, only its own row, bundle and publisher: one query)."""
+    _no_nul(version, f"No such version of bundle {slug}.")
     found = (
         visible_versions(user)
         .filter(bundle__slug=slug, version=version)
@@ -95,6 +102,7 @@ def bundle_skill_version(*, bundle_version: BundleVersion, skill: str):
 
 def skill_file_get(*, files: QuerySet, path: str, owner: str):
     """One file (SkillFile or RevisionFile rows) by path, with its bytes, or 404."""
+    _no_nul(path, f"{owner} has no such file.")
     found = files.filter(path=path).select_related("blob").first()
     if found is None:
         raise Http404(f"{owner} has no file {path}.")

@@ -2,6 +2,7 @@
 
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -16,6 +17,8 @@ from tests.factories import make_user, make_workspace
 
 from .bundle_archives import ledger_bundle, many_skills_bundle
 from .skill_folders import png_bytes, tree
+
+DEMO_SUPPORT = Path(__file__).resolve().parents[2] / "catalog" / "demo" / "support-desk-1.0.0"
 
 pytestmark = pytest.mark.django_db
 V = "/api/bundles/ledger-tools/versions/1.0.0/"
@@ -251,3 +254,14 @@ def test_the_workspace_skill_list_runs_bounded_queries(
         body = client.get("/api/workspaces/acme/skills/").json()
     skills = body["results"] if isinstance(body, dict) else body
     assert len(skills) == 20 and all(len(s["files"]) == 3 for s in skills)
+
+
+@pytest.mark.parametrize("where", ["version", "file"])
+def test_a_nul_in_the_url_answers_404_not_a_server_error(where, operator_client):
+    call_command("bundle_load", str(DEMO_SUPPORT), "--publish")
+    url = (
+        "/api/bundles/support-desk/versions/1.0.0%00/"
+        if where == "version"
+        else "/api/bundles/support-desk/versions/1.0.0/skills/draft-reply/files/a%00b"
+    )
+    assert operator_client.get(url).status_code == 404
