@@ -115,7 +115,8 @@ class PlanInputs:
     pins: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, pinned revision number)
     follows: tuple[tuple[str, str], ...] = ()  # (agent, skill slug) following the latest
     overrides: tuple[tuple[str, str, int], ...] = ()  # (agent, skill slug, override number)
-    # Heads of other skills holding incoming slugs: slug -> (skill id, name, description, body)
+    # Heads of other skills holding incoming slugs:
+    # slug -> (skill id, name, description, body, sorted (path, executable, sha256) of files)
     occupants: dict[str, tuple] = field(default_factory=dict)
     fork_choices: dict[str, str] = field(default_factory=dict)
     # The skill ids each chosen agent already has: agent id -> skill ids
@@ -354,7 +355,8 @@ def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[dict]]:
             taken.add(skill.slug)
             continue
         occupant = inputs.occupants.get(skill.slug)
-        if occupant and occupant[1:] == (skill.name, skill.description, skill.body):
+        files = tuple(sorted((f.path, f.executable, f.sha256) for f in skill.files))
+        if occupant and occupant[1:] == (skill.name, skill.description, skill.body, files):
             landing[skill.slug] = skill.slug
             renames.append(
                 {

@@ -203,13 +203,30 @@ def read_plan_inputs(
         if skill_id not in mine:
             occupied[slug] = "skill"
 
-    occupants = {
-        skill.slug: (skill.pk, skill.head.name, skill.head.short_description, skill.head.body)
-        for skill in WorkspaceSkill.objects.filter(
+    occupying = list(
+        WorkspaceSkill.objects.filter(
             workspace=workspace, slug__in=incoming, archived_at__isnull=True, head__isnull=False
         )
         .exclude(pk__in=mine)
         .select_related("head")
+    )
+    # An identical skill is reused only if its files are the same too: read them only
+    # when some local skill holds an incoming slug (one query).
+    occupant_files: dict[int, list] = {}
+    if occupying:
+        for revision_id, path, executable, sha in RevisionFile.objects.filter(
+            revision_id__in=[s.head_id for s in occupying]
+        ).values_list("revision_id", "path", "executable", "blob_id"):
+            occupant_files.setdefault(revision_id, []).append((path, executable, sha))
+    occupants = {
+        skill.slug: (
+            skill.pk,
+            skill.head.name,
+            skill.head.short_description,
+            skill.head.body,
+            tuple(sorted(occupant_files.get(skill.head_id, ()))),
+        )
+        for skill in occupying
     }
     egress = {
         (host, port): plan_id is not None

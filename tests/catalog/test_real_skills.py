@@ -332,3 +332,32 @@ def test_an_installed_skill_carries_its_files_and_a_local_edit_keeps_them(
     # Copies name the same stored bytes: nothing is stored twice.
     assert FileBlob.objects.count() == len({sha for _, sha, _ in catalog_files})
     assert RevisionFile.objects.filter(revision__skill=skill).count() == 2 * len(catalog_files)
+
+
+def test_a_local_skill_with_the_same_prose_but_other_files_is_not_reused(
+    bundle, tmp_path, acme, owner, django_capture_on_commit_callbacks
+):
+    from catalog.models import BundleVersion, Plan
+    from catalog.services.plans import plan_create
+    from tests.plans.flow import install
+
+    load(bundle, "--publish")
+    other = bundle_folder(tmp_path / "ledger-kit", slug="ledger-kit")
+    script = other / "skills/ledger-export/scripts/export.py"
+    script.write_text(script.read_text().replace("ok", "ready"))
+    skill_md = other / "skills/ledger-export/SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace('version: "1.0.0"', 'version: "1.0.1"'))
+    load(other, "--publish")
+    first = install(acme, BundleVersion.objects.get(bundle__slug="ledger-tools"), owner,
+                    django_capture_on_commit_callbacks)  # fmt: skip
+    assert first.status == "applied", first.error
+    plan = plan_create(
+        workspace=acme, kind=Plan.Kind.INSTALL, actor=owner,
+        bundle_version=BundleVersion.objects.get(bundle__slug="ledger-kit"),
+    )  # fmt: skip
+    by_type = {}
+    for step in plan.steps:
+        by_type.setdefault(step["type"], []).append(step)
+    # ledger-lookup is the same in both (no files): reused. ledger-export's script differs.
+    assert [s["slug"] for s in by_type["skill.reuse"]] == ["ledger-lookup"]
+    assert [s["from"] for s in by_type["skill.reslug"]] == ["ledger-export"]
