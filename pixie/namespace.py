@@ -4,14 +4,54 @@ cascade and skill closure.
 Pure standard-library code: no Django, no database. Skills and tools share one
 flat namespace of slugs matching ``^[a-z0-9][a-z0-9-]{0,63}$``.
 
-Mention rules (shared by ``parse_mentions`` and ``apply_rename``): an ``@`` not
-preceded by an ASCII letter, digit, ``.`` or ``_`` (so ``ann@example.com`` is
-an address, not a mention), followed by the longest run of ``[A-Za-z0-9-]``
-that starts with a letter or digit. Trailing hyphens are punctuation, not part
-of the slug (``@plan-.`` mentions ``plan``). The slug is the run lowercased;
-a run longer than 64 characters is not a mention at all rather than a
-truncated one, because truncating would make ``@`` + 70 letters silently refer
+Mention rules (shared by ``parse_mentions``, ``mention_set`` and the renames): an
+``@`` not preceded by an ASCII letter, digit, ``.`` or ``_`` (so
+``ann@example.com`` is an address, not a mention), followed by the longest run of
+``[A-Za-z0-9-]`` that starts with a letter or digit. Trailing hyphens are
+punctuation, not part of the slug (``@plan-.`` mentions ``plan``). The slug is the
+run lowercased; a run longer than 64 characters is not a mention at all rather than
+a truncated one, because truncating would make ``@`` + 70 letters silently refer
 to a different, shorter skill.
+
+Mentions follow Markdown (CommonMark): an ``@`` inside code is text, not a
+mention, so it is not parsed, not followed by ``closure`` and not rewritten by a
+rename. Code is, as CommonMark reads it:
+
+- a fenced code block: a line of at least three backticks or tildes indented by at
+  most 3 spaces (a backtick fence's info string holds no backtick), through the
+  next line of the same character, at least as long, indented by at most 3 spaces
+  and followed only by spaces or tabs, or through the end of the text if none
+  closes it. The fence lines and the info string are code too;
+- an indented code block: lines indented by 4 or more columns (a tab counts as
+  reaching the next multiple of 4) at the start of the text or after a blank line
+  or a fenced block; blank lines between such lines belong to it;
+- a code span, outside those blocks: a run of n backticks through the next run of
+  exactly n backticks, including both runs. It does not reach past the end of its
+  paragraph: a blank line, a fenced block, or a line that starts a heading, block
+  quote, list item, thematic break or setext underline. A run that nothing closes is
+  literal text, and so is a backtick escaped by a backslash (an odd number of them,
+  up to 5) outside code spans; inside one a backslash is literal.
+
+Lists, simplified: once the text has a line that starts a list item (after at most 3
+spaces, ``-``, ``+``, ``*`` or 1 to 9 digits and ``.`` or ``)``, then a space or
+tab; even inside a fence), indented code blocks are not recognised in it at all, and
+a fence's opening line may be indented by up to 12 spaces or tabs or follow a list
+marker (indented by up to 8, with up to 3 digits), its closing line by any amount,
+so that a fence nested in a list item is still code. Indented lines in a list are
+almost always an item's continuation, which CommonMark reads as prose; this rule
+never turns such prose into code, at the cost of reading a real indented code block
+in a text with lists as prose. Any numbered line ends a code span's paragraph there,
+where CommonMark lets only ``1.`` interrupt a paragraph outside a list.
+
+Not supported (an ``@`` there is read as before, as a mention, unless stated):
+block quotes (a fence inside ``>`` is not seen, though backticks there still pair
+up as code spans), HTML blocks, raw HTML and autolinks (``<a title="`">``), link
+reference definitions, an indented code block right after a heading or thematic
+break without a blank line, a code span that opens in an ATX heading and would
+close on a later line (CommonMark keeps it literal; here it may pair across the line
+end), a container ending a fence early (a fence in a list item closes where the item
+ends; here it runs to its closing line), and lone carriage-return line endings (CR LF
+is fine).
 """
 
 from __future__ import annotations
@@ -32,6 +72,158 @@ _BEFORE_MENTION = r"@(?<![A-Za-z0-9._]@)"
 _MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*)")
 _NOT_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]+")
 
+# Code, per the module docstring, is found in up to three passes in CommonMark's
+# order: fenced code blocks, then indented code blocks (no fence can open inside one:
+# its lines are indented by 4 or more), then code spans in what is left. Each pass is
+# one compiled regex whose branches start with a fixed string ("```", "~~~", "\n" or
+# "`"), so that the engine jumps in C from one candidate to the next instead of
+# trying every position; what a construct needs before it on its line is checked by
+# look-behinds. A pass runs over the text with "\n\n" in front, so the start of the
+# text reads as a line start after a blank line.
+#
+# parse_mentions replaces each code region: a block by "\n\n" (a blank line, which a
+# code span cannot cross and after which an indented block may start, as after a
+# fence in CommonMark), a code span by a space. Neither creates nor hides a mention:
+# a region starts with "`", "~" or "\n" or after a line's indentation or list marker,
+# and ends with "`" or before a "\n", none of them slug characters or the "." and "_"
+# that would hide an "@" after them. The renames need positions, so they mask
+# instead, with as many "\n" or spaces as the region is long.
+_LIST_MARKER = r"(?:[-+*]|[0-9]{1,9}[.)])[ \t]"
+_HAS_LIST_ITEM = re.compile(r"\n[ ]{0,3}" + _LIST_MARKER)
+
+
+def _fence(char: str, lists: bool) -> str:
+    """A fenced code block of ``char``, from its opening run to the end of its closing line."""
+    run = char * 3
+    if lists:
+        # Look-behinds have a fixed width, hence a bounded choice of what may come before.
+        space = [rf"[ \t]{{{n}}}" for n in range(13)]
+        markers = ["[-+*]", "[0-9][.)]", "[0-9]{2}[.)]", "[0-9]{3}[.)]"]
+        before = space + [space[n] + marker + r"[ \t]" for n in range(9) for marker in markers]
+        closer_indent = r"[ \t]*"
+    else:
+        before = [" " * n for n in range(4)]
+        closer_indent = r"[ ]{0,3}"
+    at_line_start = "|".join(rf"(?<=\n{prefix}{run})" for prefix in before)
+    group = "backticks" if char == "`" else "tildes"
+    # A backtick fence's info string holds no backtick, or the line is no fence.
+    info = r"[^`\n]*(?=\n|\Z)" if char == "`" else r"[^\n]*"
+    closer = rf"{closer_indent}{run}(?P={group}){char}*[ \t]*\r?(?=\n|\Z)"
+    return (
+        rf"{run}(?:{at_line_start})(?P<{group}>{char}*+){info}"
+        rf"(?:\n(?!{closer})[^\n]*)*+(?:\n{closer})?"
+    )
+
+
+@functools.cache
+def _fences(*, lists: bool, backticks: bool, tildes: bool) -> re.Pattern[str]:
+    # With both kinds the pattern has no fixed first character, and scans slower.
+    branches = [_fence(char, lists) for char, used in (("`", backticks), ("~", tildes)) if used]
+    return re.compile("(" + "|".join(branches) + ")")
+
+
+_INDENTED_LINE = r"(?:[ ]{4}|[ ]{0,3}\t)[ \t]*[^ \t\r\n][^\n]*"
+# From the "\n" that ends the line before the blank lines, through the last code line.
+_INDENTED = re.compile(
+    rf"(\n(?:[ \t]*\r?\n)+{_INDENTED_LINE}(?:\n(?:[ \t]*\r?\n)*{_INDENTED_LINE})*+)"
+)
+
+
+@functools.cache
+def _spans(*, lists: bool) -> re.Pattern[str]:
+    # After a "\n" inside a code span: a line that ends its paragraph (blocks are gone).
+    paragraph_end = rf"""(?:
+        [ \t]*\r?(?:\n|\Z)
+      | [ ]{{0,3}}(?:
+            \#{{1,6}}(?:[ \t]|\r?\n|\Z)
+          | >
+          | {_LIST_MARKER if lists else "(?!)"}
+          | (?:(?:\*[ \t]*){{3,}}|(?:-[ \t]*){{3,}}|(?:_[ \t]*){{3,}}|-+|=+)[ \t]*\r?(?:\n|\Z)
+        )
+    )"""
+    # A backtick after an odd number of backslashes (up to 5) is escaped: literal.
+    escaped = r"(?<=[^\\]\\`)|(?<=[^\\]\\\\\\`)|(?<=[^\\]\\\\\\\\\\`)"
+    return re.compile(
+        rf"""(`(?:
+            {escaped}
+          | (`*+)  # the rest of the run, then the span if a run as long closes it
+            (?:(?:[^`\n]++|\n(?!{paragraph_end})|(?!`\2(?!`))`++)*+`\2(?!`))?
+        ))""",
+        re.VERBOSE,
+    )
+
+
+def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
+    """The passes that find code in ``text``, each with what replaces a region in it."""
+    backticks = "`" in text
+    backtick_fences = backticks and "```" in text
+    tilde_fences = "~" in text and "~~~" in text
+    indented = "\t" in text or "\n    " in text or text.startswith("    ")
+    if not backticks and not tilde_fences and not indented:
+        return []
+    lists = _HAS_LIST_ITEM.search("\n" + text) is not None
+    passes = []
+    if backtick_fences or tilde_fences:
+        fences = _fences(lists=lists, backticks=backtick_fences, tildes=tilde_fences)
+        passes.append((fences, "\n"))
+    if indented and not lists:
+        passes.append((_INDENTED, "\n"))
+    if backticks:
+        passes.append((_spans(lists=lists), " "))
+    return passes
+
+
+def _outside_code(text: str) -> str:
+    """``text`` with its code replaced: the same mentions outside code, none in it."""
+    passes = _code_passes(text)
+    if not passes:
+        return text
+    text = "\n\n" + text
+    for pattern, filler in passes:
+        if _needed(pattern, text):
+            text = pattern.sub(filler * 2, text)
+    return text
+
+
+def _needed(pattern: re.Pattern[str], text: str) -> bool:
+    # Indented lines inside the fences just removed (Python code, say) need no pass.
+    return pattern is not _INDENTED or "\t" in text or "\n    " in text
+
+
+def _masked_code(text: str) -> str:
+    """``text`` with each code region overwritten, keeping every position."""
+    passes = _code_passes(text)
+    if not passes:
+        return text
+    text = "\n\n" + text
+    for pattern, filler in passes:
+        if not _needed(pattern, text):
+            continue
+        parts = pattern.split(text)
+        if len(parts) > 1:
+            stride = pattern.groups + 1  # re.split gives the prose, then each group's text
+            pieces = [""] * (2 * (len(parts) - 1) // stride + 1)
+            pieces[::2] = parts[::stride]
+            pieces[1::2] = map(filler.__mul__, map(len, parts[1::stride]))
+            text = "".join(pieces)
+    return text[2:]
+
+
+def _sub_outside_code(
+    pattern: re.Pattern[str], replacement: Callable[[re.Match[str]], str], text: str
+) -> str:
+    """``pattern.sub(replacement, text)``, but only for matches outside code."""
+    if pattern.search(text) is None:
+        return text
+    masked = _masked_code(text)
+    pieces, cursor = [], 0
+    for match in pattern.finditer(masked):
+        start, end = match.span()
+        pieces += [text[cursor:start], replacement(match)]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
 
 def is_slug(value: object) -> bool:
     """True when ``value`` is a str that is a well-formed slug."""
@@ -45,8 +237,10 @@ def parse_mentions(text: str) -> list[str]:
     seen: dict[str, None] = {}
     if "@" not in text:
         return []
-    for match in _MENTION_RE.finditer(text):
-        slug = match.group(1).rstrip("-").lower()
+    # findall and dict.fromkeys run in C; the loop sees each distinct run once, in
+    # first-appearance order, so each slug lands at its first appearance.
+    for run in dict.fromkeys(_MENTION_RE.findall(_outside_code(text))):
+        slug = run.rstrip("-").lower()
         if len(slug) <= MAX_SLUG:
             seen.setdefault(slug)
     return list(seen)
@@ -84,8 +278,18 @@ def _mention_of(slug: str) -> re.Pattern[str]:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _mention_of_any(slugs: tuple[str, ...]) -> re.Pattern[str]:
+    # The mentioned slug is group 1; the tail settles which alternative matches.
+    alternatives = "|".join(re.escape(slug) for slug in slugs)
+    return re.compile(
+        _BEFORE_MENTION + f"({alternatives})" + r"(?=-*(?![A-Za-z0-9-]))",
+        re.ASCII | re.IGNORECASE,
+    )
+
+
 def apply_rename(old: str, new: str, text: str) -> str:
-    """Rewrite every mention of ``@old`` in ``text`` to ``@new``.
+    """Rewrite every mention of ``@old`` in ``text`` to ``@new``, leaving code as it is.
 
     Raises ValueError unless both are slugs; ``new`` must also not end in a
     hyphen, since such a slug could never be mentioned again.
@@ -96,8 +300,10 @@ def apply_rename(old: str, new: str, text: str) -> str:
         raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
     if "@" not in text:
         return text
-    # A slug holds no backslash, so it is safe as a literal replacement string.
-    return _mention_of(old).sub("@" + new, text)
+    if not _code_passes(text):
+        # A slug holds no backslash, so it is safe as a literal replacement string.
+        return _mention_of(old).sub("@" + new, text)
+    return _sub_outside_code(_mention_of(old), lambda _match: "@" + new, text)
 
 
 def apply_renames(renames: Mapping[str, str], text: str) -> str:
@@ -112,19 +318,25 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
             raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
     if "@" not in text:
         return text
-    # One C-speed pass per rename, without a Python call per match. Applying them in
-    # turn equals applying them at once: a new slug is never an old one, and a
-    # mention of a new slug is never a mention of an old one.
-    for old, new in renames.items():
-        text = _mention_of(old).sub("@" + new, text)
-    return text
+    if not _code_passes(text):
+        # One C-speed pass per rename, without a Python call per match. Applying them in
+        # turn equals applying them at once: a new slug is never an old one, and a
+        # mention of a new slug is never a mention of an old one.
+        for old, new in renames.items():
+            text = _mention_of(old).sub("@" + new, text)
+        return text
+    if not renames:
+        return text
+    pattern = _mention_of_any(tuple(renames))
+    return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text)
 
 
 def mention_set(text: str) -> set[str]:
     """The slugs mentioned in ``text``, as a set: parse_mentions without the order."""
     if "@" not in text:
         return set()
-    slugs = {run.rstrip("-").lower() for run in set(_MENTION_RE.findall(text))}
+    runs = set(_MENTION_RE.findall(_outside_code(text)))
+    slugs = {run.rstrip("-").lower() for run in runs}
     return {slug for slug in slugs if len(slug) <= MAX_SLUG}
 
 
