@@ -36,8 +36,8 @@ Lists, simplified: once the text has a line that starts a list item (after at mo
 spaces, ``-``, ``+``, ``*`` or 1 to 9 digits and ``.`` or ``)``, then a space or
 tab; even inside a fence), indented code blocks are not recognised in it at all, and
 a fence's opening line may be indented by up to 12 spaces or tabs or follow a list
-marker (indented by up to 8, with up to 3 digits), its closing line by any amount,
-so that a fence nested in a list item is still code. Indented lines in a list are
+marker (indented by up to 8, with up to 3 digits), its closing line by up to 12, so
+that a fence nested in a list item is still code. Indented lines in a list are
 almost always an item's continuation, which CommonMark reads as prose; this rule
 never turns such prose into code, at the cost of reading a real indented code block
 in a text with lists as prose. Any numbered line ends a code span's paragraph there,
@@ -56,7 +56,9 @@ is fine).
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Mapping
 
@@ -72,22 +74,25 @@ _BEFORE_MENTION = r"@(?<![A-Za-z0-9._]@)"
 _MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*)")
 _NOT_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]+")
 
-# Code, per the module docstring, is found in up to three passes in CommonMark's
-# order: fenced code blocks, then indented code blocks (no fence can open inside one:
-# its lines are indented by 4 or more), then code spans in what is left. Each pass is
-# one compiled regex whose branches start with a fixed string ("```", "~~~", "\n" or
-# "`"), so that the engine jumps in C from one candidate to the next instead of
-# trying every position; what a construct needs before it on its line is checked by
-# look-behinds. A pass runs over the text with "\n\n" in front, so the start of the
-# text reads as a line start after a blank line.
+# Code, per the module docstring, is found by compiled regexes, so in C. A text with
+# backticks only (no tilde fence, no indented code) takes one pass: at each backtick
+# run, a fence if the run opens a fence line, else a code span if a run as long
+# closes it, else a literal run. Otherwise up to three passes in CommonMark's order:
+# fences, then indented code (no fence opens inside one: its lines are indented by
+# 4 or more), then code spans in what is left. Each pattern starts with a fixed
+# string ("`", "```", "~~~" or "\n") where it can, so that the engine jumps from one
+# candidate to the next instead of trying every position; what a construct needs
+# before it on its line is checked by fixed-width look-behinds. A pass runs over the
+# text with "\n\n" in front, so the start of the text reads as a line start after a
+# blank line.
 #
-# parse_mentions replaces each code region: a block by "\n\n" (a blank line, which a
-# code span cannot cross and after which an indented block may start, as after a
-# fence in CommonMark), a code span by a space. Neither creates nor hides a mention:
-# a region starts with "`", "~" or "\n" or after a line's indentation or list marker,
-# and ends with "`" or before a "\n", none of them slug characters or the "." and "_"
-# that would hide an "@" after them. The renames need positions, so they mask
-# instead, with as many "\n" or spaces as the region is long.
+# Reading replaces each code region, a block by "\n\n" (a blank line, which a code
+# span cannot cross and after which an indented block may start, as after a fence in
+# CommonMark), a code span by spaces. Neither creates nor hides a mention: a region
+# starts with "`", "~" or "\n" or after a line's indentation or list marker, and ends
+# with "`" or before a "\n", none of them slug characters or the "." and "_" that
+# would hide an "@" after them. Renaming needs positions: it keeps the mentions of the
+# old slugs that start outside the regions (the region bounds come from one re.split).
 _LIST_MARKER = r"(?:[-+*]|[0-9]{1,9}[.)])[ \t]"
 _HAS_LIST_ITEM = re.compile(r"\n[ ]{0,3}" + _LIST_MARKER)
 
@@ -95,23 +100,25 @@ _HAS_LIST_ITEM = re.compile(r"\n[ ]{0,3}" + _LIST_MARKER)
 def _fence(char: str, lists: bool) -> str:
     """A fenced code block of ``char``, from its opening run to the end of its closing line."""
     run = char * 3
+    # Look-behinds have a fixed width, hence a bounded choice of what may come before.
     if lists:
-        # Look-behinds have a fixed width, hence a bounded choice of what may come before.
         space = [rf"[ \t]{{{n}}}" for n in range(13)]
         markers = ["[-+*]", "[0-9][.)]", "[0-9]{2}[.)]", "[0-9]{3}[.)]"]
-        before = space + [space[n] + marker + r"[ \t]" for n in range(9) for marker in markers]
-        closer_indent = r"[ \t]*"
+        opener = space + [space[n] + marker + r"[ \t]" for n in range(9) for marker in markers]
+        closer = space
     else:
-        before = [" " * n for n in range(4)]
-        closer_indent = r"[ ]{0,3}"
-    at_line_start = "|".join(rf"(?<=\n{prefix}{run})" for prefix in before)
+        opener = closer = [" " * n for n in range(4)]
+    opens_line = "|".join(rf"(?<=\n{prefix}{run})" for prefix in opener)
+    starts_line = "|".join(rf"(?<=\n{prefix})" for prefix in closer)
     group = "backticks" if char == "`" else "tildes"
     # A backtick fence's info string holds no backtick, or the line is no fence.
     info = r"[^`\n]*(?=\n|\Z)" if char == "`" else r"[^\n]*"
-    closer = rf"{closer_indent}{run}(?P={group}){char}*[ \t]*\r?(?=\n|\Z)"
+    closing = rf"(?:{starts_line}){run}(?P={group}){char}*+[ \t]*\r?(?=\n|\Z)"
+    # The content is skipped up to each next fence character, in C: a closing line
+    # starts with one.
     return (
-        rf"{run}(?:{at_line_start})(?P<{group}>{char}*+){info}"
-        rf"(?:\n(?!{closer})[^\n]*)*+(?:\n{closer})?"
+        rf"{run}(?:{opens_line})(?P<{group}>{char}*+){info}"
+        rf"(?:[^{char}]++|(?!{closing}){char})*+(?:{closing})?"
     )
 
 
@@ -122,6 +129,8 @@ def _fences(*, lists: bool, backticks: bool, tildes: bool) -> re.Pattern[str]:
     return re.compile("(" + "|".join(branches) + ")")
 
 
+_INDENTED_LINE_START = re.compile(r"\n(?: {4}| {0,3}\t)")
+_INDENTS = ("    ", "\t", " \t", "  \t", "   \t")
 _INDENTED_LINE = r"(?:[ ]{4}|[ ]{0,3}\t)[ \t]*[^ \t\r\n][^\n]*"
 # From the "\n" that ends the line before the blank lines, through the last code line.
 _INDENTED = re.compile(
@@ -129,28 +138,27 @@ _INDENTED = re.compile(
 )
 
 
-@functools.cache
-def _spans(*, lists: bool) -> re.Pattern[str]:
-    # After a "\n" inside a code span: a line that ends its paragraph (blocks are gone).
-    paragraph_end = rf"""(?:
-        [ \t]*\r?(?:\n|\Z)
-      | [ ]{{0,3}}(?:
-            \#{{1,6}}(?:[ \t]|\r?\n|\Z)
-          | >
-          | {_LIST_MARKER if lists else "(?!)"}
-          | (?:(?:\*[ \t]*){{3,}}|(?:-[ \t]*){{3,}}|(?:_[ \t]*){{3,}}|-+|=+)[ \t]*\r?(?:\n|\Z)
-        )
-    )"""
+def _span(lists: bool, escapes: bool) -> str:
+    """A backtick run, and the code span it opens if a run as long closes it."""
+    # After a "\n" inside a code span: a line that ends its paragraph.
+    breaks = [r"#{1,6}(?:[ \t]|\r?\n|\Z)", ">"] + ([_LIST_MARKER] if lists else [])
+    breaks.append((r"[ \t]{0,9}" if lists else "") + r"`{3,}[^`\n]*(?:\n|\Z)")  # a fence
+    breaks.append(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}|-+|=+)[ \t]*\r?(?:\n|\Z)")
+    paragraph_end = r"(?:[ \t]*\r?(?:\n|\Z)|[ ]{0,3}(?:" + "|".join(breaks) + "))"
     # A backtick after an odd number of backslashes (up to 5) is escaped: literal.
-    escaped = r"(?<=[^\\]\\`)|(?<=[^\\]\\\\\\`)|(?<=[^\\]\\\\\\\\\\`)"
-    return re.compile(
-        rf"""(`(?:
-            {escaped}
-          | (`*+)  # the rest of the run, then the span if a run as long closes it
-            (?:(?:[^`\n]++|\n(?!{paragraph_end})|(?!`\2(?!`))`++)*+`\2(?!`))?
-        ))""",
-        re.VERBOSE,
-    )
+    escaped = r"(?<=[^\\]\\`)|(?<=[^\\]\\\\\\`)|(?<=[^\\]\\\\\\\\\\`)|" if escapes else ""
+    content = rf"(?:[^`\n]++|\n(?!{paragraph_end})|(?!`(?P=run)(?!`))`++)*+"
+    return rf"`(?:{escaped}(?P<run>`*+)(?:{content}`(?P=run)(?!`))?)"
+
+
+@functools.cache
+def _spans(*, lists: bool, escapes: bool, fences: bool = False) -> re.Pattern[str]:
+    """Code spans; with ``fences``, backtick fences too, in the same single pass."""
+    branches = [_span(lists, escapes)[1:]]
+    if fences:
+        branches.insert(0, _fence("`", lists)[1:])
+    # Every branch starts with a backtick, so the regex engine jumps between them in C.
+    return re.compile("(`(?:" + "|".join(branches) + "))")
 
 
 def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
@@ -158,18 +166,24 @@ def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     backticks = "`" in text
     backtick_fences = backticks and "```" in text
     tilde_fences = "~" in text and "~~~" in text
-    indented = "\t" in text or "\n    " in text or text.startswith("    ")
+    # (A regex, not "\n    " in text: str's search is slow when spaces abound.)
+    indented = _INDENTED_LINE_START.search(text) is not None or text.startswith(_INDENTS)
     if not backticks and not tilde_fences and not indented:
         return []
     lists = _HAS_LIST_ITEM.search("\n" + text) is not None
+    indented = indented and not lists
+    escapes = "\\" in text
+    if not tilde_fences and not indented:
+        # Fences and spans in one pass: a fence is matched first at its opening run.
+        return [(_spans(lists=lists, escapes=escapes, fences=backtick_fences), "\n")]
     passes = []
     if backtick_fences or tilde_fences:
         fences = _fences(lists=lists, backticks=backtick_fences, tildes=tilde_fences)
         passes.append((fences, "\n"))
-    if indented and not lists:
+    if indented:
         passes.append((_INDENTED, "\n"))
     if backticks:
-        passes.append((_spans(lists=lists), " "))
+        passes.append((_spans(lists=lists, escapes=escapes), " "))
     return passes
 
 
@@ -187,7 +201,7 @@ def _outside_code(text: str) -> str:
 
 def _needed(pattern: re.Pattern[str], text: str) -> bool:
     # Indented lines inside the fences just removed (Python code, say) need no pass.
-    return pattern is not _INDENTED or "\t" in text or "\n    " in text
+    return pattern is not _INDENTED or _INDENTED_LINE_START.search(text) is not None
 
 
 def _masked_code(text: str) -> str:
@@ -209,15 +223,33 @@ def _masked_code(text: str) -> str:
     return text[2:]
 
 
+def _code_bounds(code: re.Pattern[str], text: str) -> list[int]:
+    """Where the one pass ``code`` cuts ``text``: piece k, from bounds[k] to
+    bounds[k + 1], is code when k is odd. All in C but the call."""
+    parts = code.split("\n\n" + text)
+    stride = code.groups + 1  # re.split gives the prose, then each group's text
+    lengths = [0] * (2 * (len(parts) - 1) // stride + 1)
+    lengths[::2] = map(len, parts[::stride])
+    lengths[1::2] = map(len, parts[1::stride])
+    return list(itertools.accumulate(lengths, initial=-2))  # -2: the "\n\n" in front
+
+
 def _sub_outside_code(
     pattern: re.Pattern[str], replacement: Callable[[re.Match[str]], str], text: str
 ) -> str:
     """``pattern.sub(replacement, text)``, but only for matches outside code."""
-    if pattern.search(text) is None:
+    matches = list(pattern.finditer(text))
+    if not matches:
         return text
-    masked = _masked_code(text)
+    passes = _code_passes(text)
+    if len(passes) == 1:
+        bounds = _code_bounds(passes[0][0], text)
+        # A match is one mention: it starts in prose or in code, and never straddles.
+        matches = [m for m in matches if bisect.bisect_right(bounds, m.start()) % 2]
+    else:  # tilde fences or indented code: several passes, so mask and match again
+        matches = list(pattern.finditer(_masked_code(text)))
     pieces, cursor = [], 0
-    for match in pattern.finditer(masked):
+    for match in matches:
         start, end = match.span()
         pieces += [text[cursor:start], replacement(match)]
         cursor = end

@@ -225,6 +225,12 @@ def test_a_fence_closes_only_with_its_own_character():
     assert parse_mentions("~~~\n@a\n```\n@b\n~~~~\n@c") == ["c"]
 
 
+def test_a_fence_interrupts_a_code_span_that_has_not_closed_yet():
+    # Line 1 is no fence (a backtick in its info string); line 2 opens one.
+    assert parse_mentions("````a`b\n```` @a") == []
+    assert parse_mentions("`a\n```\n@b` @c") == []
+
+
 def test_a_fence_indented_four_spaces_is_not_a_fence():
     assert parse_mentions("text\n    ```\n@a\n") == ["a"]
 
