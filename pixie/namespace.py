@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import itertools
 import re
 from collections.abc import Callable, Mapping
 
@@ -123,7 +122,7 @@ def _fence(char: str, lists: bool) -> str:
 
 
 @functools.cache
-def _fences(*, lists: bool, backticks: bool, tildes: bool) -> re.Pattern[str]:
+def _fences(lists: bool, backticks: bool, tildes: bool) -> re.Pattern[str]:
     # With both kinds the pattern has no fixed first character, and scans slower.
     branches = [_fence(char, lists) for char, used in (("`", backticks), ("~", tildes)) if used]
     return re.compile("(" + "|".join(branches) + ")")
@@ -152,7 +151,7 @@ def _span(lists: bool, escapes: bool) -> str:
 
 
 @functools.cache
-def _spans(*, lists: bool, escapes: bool, fences: bool = False) -> re.Pattern[str]:
+def _spans(lists: bool, escapes: bool, fences: bool) -> re.Pattern[str]:
     """Code spans; with ``fences``, backtick fences too, in the same single pass."""
     branches = [_span(lists, escapes)[1:]]
     if fences:
@@ -166,25 +165,30 @@ def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     backticks = "`" in text
     backtick_fences = backticks and "```" in text
     tilde_fences = "~" in text and "~~~" in text
-    # (A regex, not "\n    " in text: str's search is slow when spaces abound.)
-    indented = _INDENTED_LINE_START.search(text) is not None or text.startswith(_INDENTS)
-    if not backticks and not tilde_fences and not indented:
+    if backticks or tilde_fences:
+        lists = _HAS_LIST_ITEM.search("\n" + text) is not None
+        indented = not lists and _has_indented_line(text)
+    elif not _has_indented_line(text) or _HAS_LIST_ITEM.search("\n" + text):
         return []
-    lists = _HAS_LIST_ITEM.search("\n" + text) is not None
-    indented = indented and not lists
+    else:
+        lists, indented = False, True
     escapes = "\\" in text
     if not tilde_fences and not indented:
         # Fences and spans in one pass: a fence is matched first at its opening run.
-        return [(_spans(lists=lists, escapes=escapes, fences=backtick_fences), "\n")]
+        return [(_spans(lists, escapes, backtick_fences), "\n")]
     passes = []
     if backtick_fences or tilde_fences:
-        fences = _fences(lists=lists, backticks=backtick_fences, tildes=tilde_fences)
-        passes.append((fences, "\n"))
+        passes.append((_fences(lists, backtick_fences, tilde_fences), "\n"))
     if indented:
         passes.append((_INDENTED, "\n"))
     if backticks:
-        passes.append((_spans(lists=lists, escapes=escapes), " "))
+        passes.append((_spans(lists, escapes, False), " "))
     return passes
+
+
+def _has_indented_line(text: str) -> bool:
+    # A regex, not "\n    " in text: str's search is slow when spaces abound.
+    return _INDENTED_LINE_START.search(text) is not None or text.startswith(_INDENTS)
 
 
 def _outside_code(text: str) -> str:
@@ -224,28 +228,28 @@ def _masked_code(text: str) -> str:
 
 
 def _code_bounds(code: re.Pattern[str], text: str) -> list[int]:
-    """Where the one pass ``code`` cuts ``text``: piece k, from bounds[k] to
-    bounds[k + 1], is code when k is odd. All in C but the call."""
-    parts = code.split("\n\n" + text)
-    stride = code.groups + 1  # re.split gives the prose, then each group's text
-    lengths = [0] * (2 * (len(parts) - 1) // stride + 1)
-    lengths[::2] = map(len, parts[::stride])
-    lengths[1::2] = map(len, parts[1::stride])
-    return list(itertools.accumulate(lengths, initial=-2))  # -2: the "\n\n" in front
+    """Where the one pass ``code`` cuts "\n\n" + ``text``: from bounds[k] to
+    bounds[k + 1] is code when k is odd, prose when k is even."""
+    bounds = [0]
+    for match in code.finditer("\n\n" + text):
+        bounds += match.span()
+    return bounds
 
 
 def _sub_outside_code(
-    pattern: re.Pattern[str], replacement: Callable[[re.Match[str]], str], text: str
+    pattern: re.Pattern[str],
+    replacement: Callable[[re.Match[str]], str],
+    text: str,
+    passes: list[tuple[re.Pattern[str], str]],
 ) -> str:
     """``pattern.sub(replacement, text)``, but only for matches outside code."""
     matches = list(pattern.finditer(text))
     if not matches:
         return text
-    passes = _code_passes(text)
     if len(passes) == 1:
         bounds = _code_bounds(passes[0][0], text)
         # A match is one mention: it starts in prose or in code, and never straddles.
-        matches = [m for m in matches if bisect.bisect_right(bounds, m.start()) % 2]
+        matches = [m for m in matches if bisect.bisect_right(bounds, m.start() + 2) % 2]
     else:  # tilde fences or indented code: several passes, so mask and match again
         matches = list(pattern.finditer(_masked_code(text)))
     pieces, cursor = [], 0
@@ -332,10 +336,11 @@ def apply_rename(old: str, new: str, text: str) -> str:
         raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
     if "@" not in text:
         return text
-    if not _code_passes(text):
+    passes = _code_passes(text)
+    if not passes:
         # A slug holds no backslash, so it is safe as a literal replacement string.
         return _mention_of(old).sub("@" + new, text)
-    return _sub_outside_code(_mention_of(old), lambda _match: "@" + new, text)
+    return _sub_outside_code(_mention_of(old), lambda _match: "@" + new, text, passes)
 
 
 def apply_renames(renames: Mapping[str, str], text: str) -> str:
@@ -350,7 +355,8 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
             raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
     if "@" not in text:
         return text
-    if not _code_passes(text):
+    passes = _code_passes(text)
+    if not passes:
         # One C-speed pass per rename, without a Python call per match. Applying them in
         # turn equals applying them at once: a new slug is never an old one, and a
         # mention of a new slug is never a mention of an old one.
@@ -360,7 +366,7 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
     if not renames:
         return text
     pattern = _mention_of_any(tuple(renames))
-    return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text)
+    return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text, passes)
 
 
 def mention_set(text: str) -> set[str]:
