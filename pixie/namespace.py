@@ -353,7 +353,7 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
             raise ValueError(f"Cannot rename {old!r}: it is not a valid slug.")
         if not is_slug(new) or new.endswith("-") or new in renames:
             raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
-    if "@" not in text:
+    if "@" not in text or not renames:
         return text
     passes = _code_passes(text)
     if not passes:
@@ -362,8 +362,6 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
         # mention of a new slug is never a mention of an old one.
         for old, new in renames.items():
             text = _mention_of(old).sub("@" + new, text)
-        return text
-    if not renames:
         return text
     pattern = _mention_of_any(tuple(renames))
     return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text, passes)
