@@ -6,8 +6,11 @@
 The pure core: ``decode`` of a maximum-size share (12 items, just under 64 KiB),
 ``merge`` of 12 items against a workspace of 10,000 skills (half of the items
 collide and are re-slugged, cascading over the bundle), and ``apply_rename``
-over 10,000 bodies. With --import, ``share_import`` of that share into a
-workspace of 10,000 skills, with its query count.
+over 10,000 bodies. Then mentions in Markdown: ``parse_mentions``, ``mention_set``,
+``apply_rename(s)`` on a 30,000-character body with code, and a rename cascade over
+10,000 such bodies of 2,347 characters, each against one compiled regex pass over the
+same text. With --import, ``share_import`` of that share into a workspace of 10,000
+skills, with its query count.
 """
 
 import statistics
@@ -20,7 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _setup import django_with_test_database, record  # noqa: E402
 
-from pixie.namespace import _MENTION_RE, apply_rename  # noqa: E402
+from pixie.namespace import (  # noqa: E402
+    _MENTION_RE,
+    _mention_of,
+    apply_rename,
+    apply_renames,
+    mention_set,
+    parse_mentions,
+)
 from pixie.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, decode, encode, merge  # noqa: E402
 
 LOCAL_SKILLS = 10_000
@@ -53,6 +63,48 @@ def biggest_share() -> tuple[Item, list[Item]]:
             for item in items
         ]
     return items[0], items[1:]
+
+
+def markdown_section(number: int) -> str:
+    """One section of a skill body in the shape of the demo skills: a heading, numbered
+    steps with nested bullets, mentions, an email address, inline code (one span holds a
+    scoped npm package), and a Python fence with a decorator, a blank line and an email
+    address in it. About 1 in 100 characters is a backtick, 1 in 100 an "@" and 1 in 50
+    a line end; a third of the "@"s are in code."""
+    return (
+        f"## {number}. Reconcile the ledger\n\n"
+        "Use this when a payment arrives without a reference, or when someone asks "
+        "you to match one by hand. Open balance and overdue mean what @ar-ground-rules "
+        "says they mean.\n\n"
+        "1. Look up the customer with @query-ledger: number, currency, total, due date, "
+        "payments and credit notes posted.\n"
+        "2. Send nothing if any of these is true:\n"
+        "   - the open balance is zero (it has been paid);\n"
+        "   - the invoice is marked `disputed` in the ledger notes;\n"
+        "   - an agreed credit would cover it. Handle that with @apply-credit-note.\n"
+        "3. If the build of the payment page fails, extend `@parcel/config-default` in "
+        "`.parcelrc` and ask billing@example.com for the keys.\n\n"
+        "Register the matcher as a tool so @take-payment can call it:\n\n"
+        "```python\n"
+        "@mcp.tool()\n"
+        "def match_payment(reference: str, amount: Decimal) -> str:\n"
+        '    """Match one payment; see @take-payment."""\n'
+        "    invoice = ledger.find(reference)\n"
+        "\n"
+        "    return invoice.apply(amount)  # ops@example.com\n"
+        "```\n\n"
+        "Then send the receipt with @send-email and note it in the ledger. Never send "
+        "the same receipt twice, and never on weekends; if in doubt, hand over to "
+        "@escalate-to-human with the invoice number and what you tried.\n\n"
+    )
+
+
+def markdown_body(size: int) -> str:
+    """Sections of ``markdown_section`` up to ``size`` characters (the last one cut)."""
+    sections = []
+    while sum(map(len, sections)) < size:
+        sections.append(markdown_section(len(sections) + 1))
+    return "".join(sections)[:size]
 
 
 def reference_pass(text: str) -> int:
@@ -132,6 +184,90 @@ def pure_core() -> None:
             timed(lambda joined=joined: reference_pass(joined), repeat=3)[0],
             target=f"Rename cascade over {count:,} bodies" if count == LOCAL_SKILLS else "",
         )
+    print()
+    markdown()
+
+
+def markdown() -> None:
+    """Mentions in long Markdown bodies, where code must be found and skipped."""
+    body = markdown_body(30_000)
+    mentions = parse_mentions(body)
+    assert "mcp" not in mentions and "parcel" not in mentions and "take-payment" in mentions
+    print("## Mentions in Markdown: reading and renaming outside code\n")
+    print("Pure code. A 30,000-character skill body mixing prose, numbered lists, inline code")
+    print("(`@parcel/config-default`), Python fences with `@mcp.tool()`, e-mail addresses and")
+    print(f'mentions ({body.count("`")} backticks, {body.count("@")} "@"s). Each figure is the')
+    print("best of 15 runs, timed alternately with its reference: one compiled regex pass over")
+    print("the same text, `_MENTION_RE.findall`. The note compares the renames with the single")
+    print("`re.sub` per body that renamed a slug before mentions followed Markdown (it reads")
+    print("code as prose, and is cheaper than a findall: few of its matches are the slug).\n")
+    print("| what | ms | reference ms | ratio | note |")
+    print("| --- | ---: | ---: | ---: | --- |")
+
+    def versus(function, reference, number):
+        ours, theirs = [], []
+        for _ in range(15):
+            ours.append(timed(function, repeat=1, number=number)[0])
+            theirs.append(timed(reference, repeat=1, number=number)[0])
+        return min(ours), min(theirs)
+
+    findall = _MENTION_RE.findall
+    old_sub = _mention_of("take-payment").sub
+    renames = {"take-payment": "pay", "send-email": "mail", "query-ledger": "ledger"}
+
+    def old_renames(text):
+        for old, new in renames.items():
+            text = _mention_of(old).sub("@" + new, text)
+        return text
+
+    cases = [
+        ("parse_mentions", lambda: parse_mentions(body), None),
+        ("mention_set", lambda: mention_set(body), None),
+        (
+            "apply_rename, one slug",
+            lambda: apply_rename("take-payment", "pay", body),
+            lambda: old_sub("@pay", body),
+        ),
+        (
+            f"apply_renames, {len(renames)} slugs",
+            lambda: apply_renames(renames, body),
+            lambda: old_renames(body),
+        ),
+    ]
+    for what, function, before in cases:
+        seconds, reference = versus(function, lambda: findall(body), number=50)
+        note = ""
+        if before is not None:
+            then = versus(before, lambda: findall(body), number=50)[0]
+            note = f"{seconds / then:.2f}x the old re.sub ({then * 1000:.3f} ms)"
+        name = what.split(",")[0]
+        row(
+            f"{what}, {len(body):,}-character body",
+            seconds,
+            reference,
+            note,
+            target=f"{name} on a {len(body):,}-character Markdown body",
+        )
+
+    count = 10_000
+    base = markdown_section(1) + markdown_section(2)
+    bodies = [f"# Skill {i}\n\n{base}" for i in range(count)]
+    joined = "\n".join(bodies)
+
+    def cascade():
+        return [apply_rename("take-payment", "pay", text) for text in bodies]
+
+    renamed = cascade()[0]
+    assert "@pay can call" in renamed and "see @take-payment." in renamed
+    seconds, reference = versus(cascade, lambda: findall(joined), number=1)
+    then = versus(lambda: [old_sub("@pay", text) for text in bodies], cascade, number=1)[0]
+    row(
+        f"rename cascade over {count:,} Markdown bodies ({len(bodies[0]):,} chars each)",
+        seconds,
+        reference,
+        f"{seconds / then:.2f}x the old re.sub on each body ({then * 1000:.1f} ms)",
+        target=f"Rename cascade over {count:,} Markdown bodies",
+    )
     print()
 
 

@@ -4,18 +4,59 @@ cascade and skill closure.
 Pure standard-library code: no Django, no database. Skills and tools share one
 flat namespace of slugs matching ``^[a-z0-9][a-z0-9-]{0,63}$``.
 
-Mention rules (shared by ``parse_mentions`` and ``apply_rename``): an ``@`` not
-preceded by an ASCII letter, digit, ``.`` or ``_`` (so ``ann@example.com`` is
-an address, not a mention), followed by the longest run of ``[A-Za-z0-9-]``
-that starts with a letter or digit. Trailing hyphens are punctuation, not part
-of the slug (``@plan-.`` mentions ``plan``). The slug is the run lowercased;
-a run longer than 64 characters is not a mention at all rather than a
-truncated one, because truncating would make ``@`` + 70 letters silently refer
+Mention rules (shared by ``parse_mentions``, ``mention_set`` and the renames): an
+``@`` not preceded by an ASCII letter, digit, ``.`` or ``_`` (so
+``ann@example.com`` is an address, not a mention), followed by the longest run of
+``[A-Za-z0-9-]`` that starts with a letter or digit. Trailing hyphens are
+punctuation, not part of the slug (``@plan-.`` mentions ``plan``). The slug is the
+run lowercased; a run longer than 64 characters is not a mention at all rather than
+a truncated one, because truncating would make ``@`` + 70 letters silently refer
 to a different, shorter skill.
+
+Mentions follow Markdown (CommonMark): an ``@`` inside code is text, not a
+mention, so it is not parsed, not followed by ``closure`` and not rewritten by a
+rename. Code is, as CommonMark reads it:
+
+- a fenced code block: a line of at least three backticks or tildes indented by at
+  most 3 spaces (a backtick fence's info string holds no backtick), through the
+  next line of the same character, at least as long, indented by at most 3 spaces
+  and followed only by spaces or tabs, or through the end of the text if none
+  closes it. The fence lines and the info string are code too;
+- an indented code block: lines indented by 4 or more columns (a tab counts as
+  reaching the next multiple of 4) at the start of the text or after a blank line
+  or a fenced block; blank lines between such lines belong to it;
+- a code span, outside those blocks: a run of n backticks through the next run of
+  exactly n backticks, including both runs. It does not reach past the end of its
+  paragraph: a blank line, a fenced block, or a line that starts a heading, block
+  quote, list item, thematic break or setext underline. A run that nothing closes is
+  literal text, and so is a backtick escaped by a backslash (an odd number of them,
+  up to 5) outside code spans; inside one a backslash is literal.
+
+Lists, simplified: once the text has a line that starts a list item (after at most 3
+spaces, ``-``, ``+``, ``*`` or 1 to 9 digits and ``.`` or ``)``, then a space or
+tab; even inside a fence), indented code blocks are not recognised in it at all, and
+a fence's opening line may be indented by up to 12 spaces or tabs or follow a list
+marker (indented by up to 8, with up to 3 digits), its closing line by up to 12, so
+that a fence nested in a list item is still code. Indented lines in a list are
+almost always an item's continuation, which CommonMark reads as prose; this rule
+never turns such prose into code, at the cost of reading a real indented code block
+in a text with lists as prose. Any numbered line ends a code span's paragraph there,
+where CommonMark lets only ``1.`` interrupt a paragraph outside a list.
+
+Not supported (an ``@`` there is read as before, as a mention, unless stated):
+block quotes (a fence inside ``>`` is not seen, though backticks there still pair
+up as code spans), HTML blocks, raw HTML and autolinks (``<a title="`">``), link
+reference definitions, an indented code block right after a heading or thematic
+break without a blank line, a code span that opens in an ATX heading and would
+close on a later line (CommonMark keeps it literal; here it may pair across the line
+end), a container ending a fence early (a fence in a list item closes where the item
+ends; here it runs to its closing line), and lone carriage-return line endings (CR LF
+is fine).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Mapping
@@ -32,6 +73,193 @@ _BEFORE_MENTION = r"@(?<![A-Za-z0-9._]@)"
 _MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*)")
 _NOT_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]+")
 
+# Code, per the module docstring, is found by compiled regexes, so in C. A text with
+# backticks only (no tilde fence, no indented code) takes one pass: at each backtick
+# run, a fence if the run opens a fence line, else a code span if a run as long
+# closes it, else a literal run. Otherwise up to three passes in CommonMark's order:
+# fences, then indented code (no fence opens inside one: its lines are indented by
+# 4 or more), then code spans in what is left. Each pattern starts with a fixed
+# string ("`", "```", "~~~" or "\n") where it can, so that the engine jumps from one
+# candidate to the next instead of trying every position; what a construct needs
+# before it on its line is checked by fixed-width look-behinds. A pass runs over the
+# text with "\n\n" in front, so the start of the text reads as a line start after a
+# blank line.
+#
+# Reading replaces each code region, a block by "\n\n" (a blank line, which a code
+# span cannot cross and after which an indented block may start, as after a fence in
+# CommonMark), a code span by spaces. Neither creates nor hides a mention: a region
+# starts with "`", "~" or "\n" or after a line's indentation or list marker, and ends
+# with "`" or before a "\n", none of them slug characters or the "." and "_" that
+# would hide an "@" after them. Renaming needs positions: it keeps the mentions of the
+# old slugs that start outside the regions (the region bounds come from one re.split).
+_LIST_MARKER = r"(?:[-+*]|[0-9]{1,9}[.)])[ \t]"
+_HAS_LIST_ITEM = re.compile(r"\n[ ]{0,3}" + _LIST_MARKER)
+
+
+def _fence(char: str, lists: bool) -> str:
+    """A fenced code block of ``char``, from its opening run to the end of its closing line."""
+    run = char * 3
+    # Look-behinds have a fixed width, hence a bounded choice of what may come before.
+    if lists:
+        space = [rf"[ \t]{{{n}}}" for n in range(13)]
+        markers = ["[-+*]", "[0-9][.)]", "[0-9]{2}[.)]", "[0-9]{3}[.)]"]
+        opener = space + [space[n] + marker + r"[ \t]" for n in range(9) for marker in markers]
+        closer = space
+    else:
+        opener = closer = [" " * n for n in range(4)]
+    opens_line = "|".join(rf"(?<=\n{prefix}{run})" for prefix in opener)
+    starts_line = "|".join(rf"(?<=\n{prefix})" for prefix in closer)
+    group = "backticks" if char == "`" else "tildes"
+    # A backtick fence's info string holds no backtick, or the line is no fence.
+    info = r"[^`\n]*(?=\n|\Z)" if char == "`" else r"[^\n]*"
+    closing = rf"(?:{starts_line}){run}(?P={group}){char}*+[ \t]*\r?(?=\n|\Z)"
+    # The content is skipped up to each next fence character, in C: a closing line
+    # starts with one.
+    return (
+        rf"{run}(?:{opens_line})(?P<{group}>{char}*+){info}"
+        rf"(?:[^{char}]++|(?!{closing}){char})*+(?:{closing})?"
+    )
+
+
+@functools.cache
+def _fences(lists: bool, backticks: bool, tildes: bool) -> re.Pattern[str]:
+    # With both kinds the pattern has no fixed first character, and scans slower.
+    branches = [_fence(char, lists) for char, used in (("`", backticks), ("~", tildes)) if used]
+    return re.compile("(" + "|".join(branches) + ")")
+
+
+_INDENTED_LINE_START = re.compile(r"\n(?: {4}| {0,3}\t)")
+_INDENTS = ("    ", "\t", " \t", "  \t", "   \t")
+_INDENTED_LINE = r"(?:[ ]{4}|[ ]{0,3}\t)[ \t]*[^ \t\r\n][^\n]*"
+# From the "\n" that ends the line before the blank lines, through the last code line.
+_INDENTED = re.compile(
+    rf"(\n(?:[ \t]*\r?\n)+{_INDENTED_LINE}(?:\n(?:[ \t]*\r?\n)*{_INDENTED_LINE})*+)"
+)
+
+
+def _span(lists: bool, escapes: bool) -> str:
+    """A backtick run, and the code span it opens if a run as long closes it."""
+    # After a "\n" inside a code span: a line that ends its paragraph.
+    breaks = [r"#{1,6}(?:[ \t]|\r?\n|\Z)", ">"] + ([_LIST_MARKER] if lists else [])
+    breaks.append((r"[ \t]{0,9}" if lists else "") + r"`{3,}[^`\n]*(?:\n|\Z)")  # a fence
+    breaks.append(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}|-+|=+)[ \t]*\r?(?:\n|\Z)")
+    paragraph_end = r"(?:[ \t]*\r?(?:\n|\Z)|[ ]{0,3}(?:" + "|".join(breaks) + "))"
+    # A backtick after an odd number of backslashes (up to 5) is escaped: literal.
+    escaped = r"(?<=[^\\]\\`)|(?<=[^\\]\\\\\\`)|(?<=[^\\]\\\\\\\\\\`)|" if escapes else ""
+    content = rf"(?:[^`\n]++|\n(?!{paragraph_end})|(?!`(?P=run)(?!`))`++)*+"
+    return rf"`(?:{escaped}(?P<run>`*+)(?:{content}`(?P=run)(?!`))?)"
+
+
+@functools.cache
+def _spans(lists: bool, escapes: bool, fences: bool) -> re.Pattern[str]:
+    """Code spans; with ``fences``, backtick fences too, in the same single pass."""
+    branches = [_span(lists, escapes)[1:]]
+    if fences:
+        branches.insert(0, _fence("`", lists)[1:])
+    # Every branch starts with a backtick, so the regex engine jumps between them in C.
+    return re.compile("(`(?:" + "|".join(branches) + "))")
+
+
+def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
+    """The passes that find code in ``text``, each with what replaces a region in it."""
+    backticks = "`" in text
+    backtick_fences = backticks and "```" in text
+    tilde_fences = "~" in text and "~~~" in text
+    if backticks or tilde_fences:
+        lists = _HAS_LIST_ITEM.search("\n" + text) is not None
+        indented = not lists and _has_indented_line(text)
+    elif not _has_indented_line(text) or _HAS_LIST_ITEM.search("\n" + text):
+        return []
+    else:
+        lists, indented = False, True
+    escapes = "\\" in text
+    if not tilde_fences and not indented:
+        # Fences and spans in one pass: a fence is matched first at its opening run.
+        return [(_spans(lists, escapes, backtick_fences), "\n")]
+    passes = []
+    if backtick_fences or tilde_fences:
+        passes.append((_fences(lists, backtick_fences, tilde_fences), "\n"))
+    if indented:
+        passes.append((_INDENTED, "\n"))
+    if backticks:
+        passes.append((_spans(lists, escapes, False), " "))
+    return passes
+
+
+def _has_indented_line(text: str) -> bool:
+    # A regex, not "\n    " in text: str's search is slow when spaces abound.
+    return _INDENTED_LINE_START.search(text) is not None or text.startswith(_INDENTS)
+
+
+def _outside_code(text: str) -> str:
+    """``text`` with its code replaced: the same mentions outside code, none in it."""
+    passes = _code_passes(text)
+    if not passes:
+        return text
+    text = "\n\n" + text
+    for pattern, filler in passes:
+        if _needed(pattern, text):
+            text = pattern.sub(filler * 2, text)
+    return text
+
+
+def _needed(pattern: re.Pattern[str], text: str) -> bool:
+    # Indented lines inside the fences just removed (Python code, say) need no pass.
+    return pattern is not _INDENTED or _INDENTED_LINE_START.search(text) is not None
+
+
+def _masked_code(text: str) -> str:
+    """``text`` with each code region overwritten, keeping every position."""
+    passes = _code_passes(text)
+    if not passes:
+        return text
+    text = "\n\n" + text
+    for pattern, filler in passes:
+        if not _needed(pattern, text):
+            continue
+        parts = pattern.split(text)
+        if len(parts) > 1:
+            stride = pattern.groups + 1  # re.split gives the prose, then each group's text
+            pieces = [""] * (2 * (len(parts) - 1) // stride + 1)
+            pieces[::2] = parts[::stride]
+            pieces[1::2] = map(filler.__mul__, map(len, parts[1::stride]))
+            text = "".join(pieces)
+    return text[2:]
+
+
+def _code_bounds(code: re.Pattern[str], text: str) -> list[int]:
+    """Where the one pass ``code`` cuts "\n\n" + ``text``: from bounds[k] to
+    bounds[k + 1] is code when k is odd, prose when k is even."""
+    bounds = [0]
+    for match in code.finditer("\n\n" + text):
+        bounds += match.span()
+    return bounds
+
+
+def _sub_outside_code(
+    pattern: re.Pattern[str],
+    replacement: Callable[[re.Match[str]], str],
+    text: str,
+    passes: list[tuple[re.Pattern[str], str]],
+) -> str:
+    """``pattern.sub(replacement, text)``, but only for matches outside code."""
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return text
+    if len(passes) == 1:
+        bounds = _code_bounds(passes[0][0], text)
+        # A match is one mention: it starts in prose or in code, and never straddles.
+        matches = [m for m in matches if bisect.bisect_right(bounds, m.start() + 2) % 2]
+    else:  # tilde fences or indented code: several passes, so mask and match again
+        matches = list(pattern.finditer(_masked_code(text)))
+    pieces, cursor = [], 0
+    for match in matches:
+        start, end = match.span()
+        pieces += [text[cursor:start], replacement(match)]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
 
 def is_slug(value: object) -> bool:
     """True when ``value`` is a str that is a well-formed slug."""
@@ -45,8 +273,10 @@ def parse_mentions(text: str) -> list[str]:
     seen: dict[str, None] = {}
     if "@" not in text:
         return []
-    for match in _MENTION_RE.finditer(text):
-        slug = match.group(1).rstrip("-").lower()
+    # findall and dict.fromkeys run in C; the loop sees each distinct run once, in
+    # first-appearance order, so each slug lands at its first appearance.
+    for run in dict.fromkeys(_MENTION_RE.findall(_outside_code(text))):
+        slug = run.rstrip("-").lower()
         if len(slug) <= MAX_SLUG:
             seen.setdefault(slug)
     return list(seen)
@@ -84,8 +314,18 @@ def _mention_of(slug: str) -> re.Pattern[str]:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _mention_of_any(slugs: tuple[str, ...]) -> re.Pattern[str]:
+    # The mentioned slug is group 1; the tail settles which alternative matches.
+    alternatives = "|".join(re.escape(slug) for slug in slugs)
+    return re.compile(
+        _BEFORE_MENTION + f"({alternatives})" + r"(?=-*(?![A-Za-z0-9-]))",
+        re.ASCII | re.IGNORECASE,
+    )
+
+
 def apply_rename(old: str, new: str, text: str) -> str:
-    """Rewrite every mention of ``@old`` in ``text`` to ``@new``.
+    """Rewrite every mention of ``@old`` in ``text`` to ``@new``, leaving code as it is.
 
     Raises ValueError unless both are slugs; ``new`` must also not end in a
     hyphen, since such a slug could never be mentioned again.
@@ -96,8 +336,11 @@ def apply_rename(old: str, new: str, text: str) -> str:
         raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
     if "@" not in text:
         return text
-    # A slug holds no backslash, so it is safe as a literal replacement string.
-    return _mention_of(old).sub("@" + new, text)
+    passes = _code_passes(text)
+    if not passes:
+        # A slug holds no backslash, so it is safe as a literal replacement string.
+        return _mention_of(old).sub("@" + new, text)
+    return _sub_outside_code(_mention_of(old), lambda _match: "@" + new, text, passes)
 
 
 def apply_renames(renames: Mapping[str, str], text: str) -> str:
@@ -110,21 +353,26 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
             raise ValueError(f"Cannot rename {old!r}: it is not a valid slug.")
         if not is_slug(new) or new.endswith("-") or new in renames:
             raise ValueError(f"Cannot rename to {new!r}: it is not a valid slug.")
-    if "@" not in text:
+    if "@" not in text or not renames:
         return text
-    # One C-speed pass per rename, without a Python call per match. Applying them in
-    # turn equals applying them at once: a new slug is never an old one, and a
-    # mention of a new slug is never a mention of an old one.
-    for old, new in renames.items():
-        text = _mention_of(old).sub("@" + new, text)
-    return text
+    passes = _code_passes(text)
+    if not passes:
+        # One C-speed pass per rename, without a Python call per match. Applying them in
+        # turn equals applying them at once: a new slug is never an old one, and a
+        # mention of a new slug is never a mention of an old one.
+        for old, new in renames.items():
+            text = _mention_of(old).sub("@" + new, text)
+        return text
+    pattern = _mention_of_any(tuple(renames))
+    return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text, passes)
 
 
 def mention_set(text: str) -> set[str]:
     """The slugs mentioned in ``text``, as a set: parse_mentions without the order."""
     if "@" not in text:
         return set()
-    slugs = {run.rstrip("-").lower() for run in set(_MENTION_RE.findall(text))}
+    runs = set(_MENTION_RE.findall(_outside_code(text)))
+    slugs = {run.rstrip("-").lower() for run in runs}
     return {slug for slug in slugs if len(slug) <= MAX_SLUG}
 
 

@@ -1,5 +1,6 @@
 """The @-mention engine: slugs, mentions, slug allocation, renames, closure."""
 
+import re
 import string
 
 import pytest
@@ -66,7 +67,19 @@ fragments = st.sampled_from(
     + ["@plan", "@Plan-", "@plan-trip", "a" * 60, "é", KELVIN, "@@", "x@"]
 )
 mention_heavy_text = st.lists(fragments, max_size=30).map("".join)
-any_text = st.one_of(mention_heavy_text, st.text())
+
+
+def without_code(text: str) -> str:
+    """``text`` with nothing Markdown could read as code: no backtick, tilde or tab, and
+    no line indented by 4 spaces. Mentions in code are tested in test_mentions_markdown.py;
+    here every mention follows the plain rules above."""
+    text = text.replace("`", "'").replace("~", "-").replace("\t", " ")
+    return re.sub(r"(?m)^ {4,}", "   ", text)
+
+
+any_text = st.one_of(mention_heavy_text, st.text()).map(without_code)
+code_fragments = st.sampled_from(["`", "``", "```\n", "~~~\n", "\n", "\n\n    ", "\t", "\\"])
+markdownish_text = st.lists(fragments | code_fragments, max_size=30).map("".join)
 
 
 # Slugs
@@ -131,6 +144,14 @@ def test_a_65_character_run_is_not_a_mention():
 def test_lookalike_letters_are_not_slug_characters():
     assert parse_mentions("@" + KELVIN) == []
     assert parse_mentions("@plan" + KELVIN) == ["plan"]
+
+
+@given(markdownish_text | st.text())
+def test_code_only_ever_hides_mentions(text):
+    mentions = parse_mentions(text)
+    assert set(mentions) <= {slug for _, _, slug in reference_mention_spans(text)}
+    assert len(set(mentions)) == len(mentions) and all(is_slug(slug) for slug in mentions)
+    assert mention_set(text) == set(mentions)
 
 
 @given(any_text)
@@ -256,7 +277,7 @@ def test_rename_never_changes_text_outside_mentions_of_old(old, text, new_is_lon
     assert apply_rename(new, old, renamed).lower() == text.lower()
 
 
-@given(mentionable_slugs, mentionable_slugs, any_text)
+@given(mentionable_slugs, mentionable_slugs, any_text | markdownish_text)
 def test_after_rename_old_is_no_longer_mentioned(old, new, text):
     if old != new:
         assert old not in parse_mentions(apply_rename(old, new, text))

@@ -283,6 +283,28 @@ def local_copy(*items):
     return {member.id: (member.name, member.detailed_body) for member in items}
 
 
+def test_reslug_cascade_leaves_mentions_in_code_alone():
+    body = "Use @meeting-prep.\n\n```python\n@meeting-prep.tool\n```\nNot `@meeting-prep`."
+    daily_brief = item("daily-brief", "Daily Brief", body)
+    meeting_prep = item("meeting-prep", "Meeting Prep", "X")
+    local = {"meeting-prep": ("Meeting Prep", "a different procedure")}
+
+    outcome = merge(Share(daily_brief, (meeting_prep,)), local, set())
+
+    assert outcome.imported[0].detailed_body == body.replace(
+        "Use @meeting-prep", "Use @meeting-prep-2"
+    )
+
+
+def test_a_mention_only_in_code_is_not_flagged_nor_avoided():
+    share = Share(item("plan", "Plan", "Run `@tool-x`, then:\n~~~\n@plan-2\n~~~\n"))
+    assert unresolved_mentions(share, set(), set()) == []
+    # @plan-2 is only in code, so it is free for the re-slug.
+    assert merge(share, local_copy(item("plan", "Other", "y")), set()).renames == [
+        ("plan", "plan-2")
+    ]
+
+
 def test_colliding_skill_is_reslugged_and_its_mentions_follow():
     daily_brief = item("daily-brief", "Daily Brief", "…use @meeting-prep for the agenda…")
     meeting_prep = item("meeting-prep", "Meeting Prep", "X")
@@ -397,7 +419,9 @@ def test_merge_against_ten_thousand_local_skills_only_looks_slugs_up():
 
 POOL = ["a", "b", "c", "a-2", "b-2", "plan", "plan-trip", "skill"]
 pool_bodies = st.lists(
-    st.sampled_from([f"@{slug}" for slug in POOL] + ["@A", " ", "-", ".", "x", "@plan-.", "@zz"]),
+    st.sampled_from([f"@{slug}" for slug in POOL] + ["@A", " ", "-", ".", "x", "@plan-.", "@zz"])
+    # Code: mentions in it are text, so the merge must neither follow nor rewrite them.
+    | st.sampled_from(["`", "`@a`", "\n```\n@b ", "\n```\n", "\n~~~\n@plan\n", "\n\n    @c"]),
     max_size=8,
 ).map("".join)
 pool_names = st.sampled_from(["A", "B", "Plan", "Plan Trip", "A 2", "!!"])
