@@ -34,14 +34,15 @@ rename. Code is, as CommonMark reads it:
 
 Lists, simplified: once the text has a line that starts a list item (after at most 3
 spaces, ``-``, ``+``, ``*`` or 1 to 9 digits and ``.`` or ``)``, then a space or
-tab; even inside a fence), indented code blocks are not recognised in it at all, and
-a fence's opening line may be indented by up to 12 spaces or tabs or follow a list
-marker (indented by up to 8, with up to 3 digits), its closing line by up to 12, so
-that a fence nested in a list item is still code. Indented lines in a list are
-almost always an item's continuation, which CommonMark reads as prose; this rule
-never turns such prose into code, at the cost of reading a real indented code block
-in a text with lists as prose. Any numbered line ends a code span's paragraph there,
-where CommonMark lets only ``1.`` interrupt a paragraph outside a list.
+tab; even inside a fence), an indented block is code only when the paragraph before
+it starts at the margin and is not a list item (so any list before it is closed, as
+a paragraph, heading or fence at the margin after a blank line closes it); otherwise
+its lines are an item's continuation, which CommonMark reads as prose. A fence's
+opening line may be indented by up to 12 spaces or tabs or follow a list marker
+(indented by up to 8, with up to 3 digits), its closing line by up to 12, so that a
+fence nested in a list item is still code. Any numbered line ends a code span's
+paragraph there, where CommonMark lets only ``1.`` interrupt a paragraph outside a
+list.
 
 Not supported (an ``@`` there is read as before, as a mention, unless stated):
 block quotes (a fence inside ``>`` is not seen, though backticks there still pair
@@ -160,6 +161,53 @@ def _spans(lists: bool, escapes: bool, fences: bool) -> re.Pattern[str]:
     return re.compile("(`(?:" + "|".join(branches) + "))")
 
 
+class _IndentedAfterLists:
+    """Indented code blocks in a text with lists: a candidate block is code only when the
+    paragraph before it starts at the margin and is no list item, so any list before
+    it is closed (an item's indented continuation stays prose). It offers the two
+    methods of a compiled pattern the passes use."""
+
+    groups = 1
+
+    @staticmethod
+    def _is_code(text: str, start: int) -> bool:
+        line_end = start
+        first = ""
+        while True:
+            line_start = text.rfind("\n", 0, line_end) + 1
+            line = text[line_start:line_end]
+            if not line.strip():
+                break
+            first = line
+            if line_start == 0:
+                break
+            line_end = line_start - 1
+        if not first:  # the start of the text
+            return True
+        return first[0] not in " \t" and not _LIST_ITEM_START.match(first)
+
+    def _code(self, text: str) -> list[re.Match[str]]:
+        return [m for m in _INDENTED.finditer(text) if self._is_code(text, m.start())]
+
+    def sub(self, filler: str, text: str) -> str:
+        pieces, cursor = [], 0
+        for match in self._code(text):
+            pieces += [text[cursor : match.start()], filler]
+            cursor = match.end()
+        return "".join(pieces) + text[cursor:]
+
+    def split(self, text: str) -> list[str]:
+        parts, cursor = [], 0
+        for match in self._code(text):
+            parts += [text[cursor : match.start()], match.group(0)]
+            cursor = match.end()
+        return [*parts, text[cursor:]]
+
+
+_LIST_ITEM_START = re.compile(_LIST_MARKER)
+_INDENTED_AFTER_LISTS = _IndentedAfterLists()
+
+
 def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     """The passes that find code in ``text``, each with what replaces a region in it."""
     backticks = "`" in text
@@ -167,11 +215,12 @@ def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     tilde_fences = "~" in text and "~~~" in text
     if backticks or tilde_fences:
         lists = _HAS_LIST_ITEM.search("\n" + text) is not None
-        indented = not lists and _has_indented_line(text)
-    elif not _has_indented_line(text) or _HAS_LIST_ITEM.search("\n" + text):
+        indented = _has_indented_line(text)
+    elif not _has_indented_line(text):
         return []
     else:
-        lists, indented = False, True
+        lists = _HAS_LIST_ITEM.search("\n" + text) is not None
+        indented = True
     escapes = "\\" in text
     if not tilde_fences and not indented:
         # Fences and spans in one pass: a fence is matched first at its opening run.
@@ -180,7 +229,7 @@ def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     if backtick_fences or tilde_fences:
         passes.append((_fences(lists, backtick_fences, tilde_fences), "\n"))
     if indented:
-        passes.append((_INDENTED, "\n"))
+        passes.append((_INDENTED_AFTER_LISTS if lists else _INDENTED, "\n"))
     if backticks:
         passes.append((_spans(lists, escapes, False), " "))
     return passes
@@ -205,7 +254,8 @@ def _outside_code(text: str) -> str:
 
 def _needed(pattern: re.Pattern[str], text: str) -> bool:
     # Indented lines inside the fences just removed (Python code, say) need no pass.
-    return pattern is not _INDENTED or _INDENTED_LINE_START.search(text) is not None
+    indented = pattern is _INDENTED or pattern is _INDENTED_AFTER_LISTS
+    return not indented or _INDENTED_LINE_START.search(text) is not None
 
 
 def _masked_code(text: str) -> str:
