@@ -11,7 +11,11 @@ Mention rules (shared by ``parse_mentions``, ``mention_set`` and the renames): a
 punctuation, not part of the slug (``@plan-.`` mentions ``plan``). The slug is the
 run lowercased; a run longer than 64 characters is not a mention at all rather than
 a truncated one, because truncating would make ``@`` + 70 letters silently refer
-to a different, shorter skill.
+to a different, shorter skill. What published skills write in prose that is no
+skill is not a mention either: an ``@`` after ``/`` (``@workflow/@task``), a
+camelCase run (``@borealBytes``: a handle), and a run followed by ``/``
+(``@scope/pkg``), ``_`` (``@small_task``), ``.`` and a letter or digit
+(``@mcp.tool``) or ``](http`` (``[@name](https://...)``, a profile link).
 
 Mentions follow Markdown (CommonMark): an ``@`` inside code is text, not a
 mention, so it is not parsed, not followed by ``closure`` and not rewritten by a
@@ -70,8 +74,17 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # Kelvin sign and the long s, which would let look-alike text name a skill.
 # The "@" comes first and the look-behind checks the character before it: a pattern
 # that starts with a literal lets the regex engine jump between "@"s (3x faster).
-_BEFORE_MENTION = r"@(?<![A-Za-z0-9._]@)"
-_MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*)")
+#
+# A "/" before the "@" makes it part of a path (@workflow/@task). What follows the "@"
+# decides too. A camelCase run (a lowercase letter then a capital:
+# @borealBytes) is a handle or an identifier, not a slug in some case of its own. A run
+# followed by "/" (@scope/pkg, @workflow/@task), "_" (@small_task), "." and a letter or
+# digit (@mcp.tool, @app.route) or "](http" (a profile link, [@name](https://...)) is a
+# package, path, decorator or person, not a skill. The run is possessive (*+), so that
+# a refused run is not retried shorter.
+_BEFORE_MENTION = r"@(?<![A-Za-z0-9._/]@)(?-i:(?![A-Za-z0-9-]*?[a-z][A-Z]))"
+_NOT_A_NAME_AFTER = r"(?!-*+(?:/|_|\.[A-Za-z0-9]|\]\(https?:))"
+_MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*+)" + _NOT_A_NAME_AFTER)
 _NOT_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]+")
 
 # Code, per the module docstring, is found by compiled regexes, so in C. A text with
@@ -359,7 +372,7 @@ def _mention_of(slug: str) -> re.Pattern[str]:
     # After the slug only hyphens may follow before a non-slug character (or
     # the end); otherwise the run is a longer slug such as @plan-trip.
     return re.compile(
-        _BEFORE_MENTION + re.escape(slug) + r"(?=-*(?![A-Za-z0-9-]))",
+        _BEFORE_MENTION + re.escape(slug) + r"(?=-*(?![A-Za-z0-9-]))" + _NOT_A_NAME_AFTER,
         re.ASCII | re.IGNORECASE,
     )
 
@@ -369,7 +382,7 @@ def _mention_of_any(slugs: tuple[str, ...]) -> re.Pattern[str]:
     # The mentioned slug is group 1; the tail settles which alternative matches.
     alternatives = "|".join(re.escape(slug) for slug in slugs)
     return re.compile(
-        _BEFORE_MENTION + f"({alternatives})" + r"(?=-*(?![A-Za-z0-9-]))",
+        _BEFORE_MENTION + f"({alternatives})" + r"(?=-*(?![A-Za-z0-9-]))" + _NOT_A_NAME_AFTER,
         re.ASCII | re.IGNORECASE,
     )
 

@@ -1,5 +1,6 @@
 """The @-mention engine: slugs, mentions, slug allocation, renames, closure."""
 
+import itertools
 import re
 import string
 
@@ -29,14 +30,24 @@ def reference_mention_spans(text: str) -> list[tuple[int, int, str]]:
     """
     spans = []
     for at, char in enumerate(text):
-        if char != "@" or (at > 0 and text[at - 1] in ALNUM + "._"):
+        if char != "@" or (at > 0 and text[at - 1] in ALNUM + "._/"):
             continue
         end = at + 1
         if end == len(text) or text[end] not in ALNUM:
             continue
         while end < len(text) and text[end] in ALNUM + "-":
             end += 1
-        run = text[at + 1 : end].rstrip("-")
+        full_run = text[at + 1 : end]
+        # A handle or identifier (camelCase), or a package, path, decorator or profile
+        # link (what follows), is not a skill.
+        if any(a.islower() and b.isupper() for a, b in itertools.pairwise(full_run)):
+            continue
+        after = text[end:]
+        if after[:1] in ("/", "_") or after.startswith(("](http:", "](https:")):
+            continue
+        if after[:1] == "." and after[1:2] != "" and after[1] in ALNUM:
+            continue
+        run = full_run.rstrip("-")
         if len(run) <= 64:
             spans.append((at, at + 1 + len(run), run.lower()))
     return spans
