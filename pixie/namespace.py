@@ -219,6 +219,19 @@ class _IndentedAfterLists:
 
 _LIST_ITEM_START = re.compile(_LIST_MARKER)
 _INDENTED_AFTER_LISTS = _IndentedAfterLists()
+_BLANK_THEN_INDENTED = re.compile(r"\n[ \t]*\r?\n(?: {4}| {0,3}\t)")
+
+
+def _may_have_indented_code_after_lists(text: str) -> bool:
+    """A cheap necessary condition for an indented code block in a text with lists: a
+    line at the margin, not a list item, then a blank line, then an indented line.
+    (Most texts with lists have indented lines only in items and fences.)"""
+    for match in _BLANK_THEN_INDENTED.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line = text[line_start : match.start()]
+        if line.strip() and line[0] not in " \t" and not _LIST_ITEM_START.match(line):
+            return True
+    return False
 
 
 def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
@@ -234,6 +247,10 @@ def _code_passes(text: str) -> list[tuple[re.Pattern[str], str]]:
     else:
         lists = _HAS_LIST_ITEM.search("\n" + text) is not None
         indented = True
+    if lists and indented:
+        indented = _may_have_indented_code_after_lists(text)
+        if not indented and not backticks and not tilde_fences:
+            return []
     escapes = "\\" in text
     if not tilde_fences and not indented:
         # Fences and spans in one pass: a fence is matched first at its opening run.
