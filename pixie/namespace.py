@@ -82,7 +82,12 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # digit (@mcp.tool, @app.route) or "](http" (a profile link, [@name](https://...)) is a
 # package, path, decorator or person, not a skill. The run is possessive (*+), so that
 # a refused run is not retried shorter.
-_BEFORE_MENTION = r"@(?<![A-Za-z0-9._/]@)(?-i:(?![A-Za-z0-9-]*?[a-z][A-Z]))"
+_AT = r"@(?<![A-Za-z0-9._/]@)"
+_NOT_CAMEL = r"(?-i:(?![A-Za-z0-9-]*?[a-z][A-Z]))"
+_BEFORE_MENTION = _AT + _NOT_CAMEL
+# A rename looks for camelCase only in texts that have such a run at all: the check
+# at every "@" costs as much as the rest of a rename's pass.
+_CAMEL_AT = re.compile(_AT + r"[A-Za-z0-9-]*?[a-z][A-Z]")
 _NOT_A_NAME_AFTER = r"(?!-*+(?:/|_|\.[A-Za-z0-9]|\]\(https?:))"
 _MENTION_RE = re.compile(_BEFORE_MENTION + r"([A-Za-z0-9][A-Za-z0-9-]*+)" + _NOT_A_NAME_AFTER)
 _NOT_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]+")
@@ -385,21 +390,28 @@ def make_slug(display_name: str, is_taken: Callable[[str], bool]) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _mention_of(slug: str) -> re.Pattern[str]:
+def _mention_of(slug: str, camel: bool = True) -> re.Pattern[str]:
     # After the slug only hyphens may follow before a non-slug character (or
-    # the end); otherwise the run is a longer slug such as @plan-trip.
+    # the end); otherwise the run is a longer slug such as @plan-trip. ``camel``:
+    # whether to refuse camelCase runs (needless in a text without any).
     return re.compile(
-        _BEFORE_MENTION + re.escape(slug) + r"(?=-*(?![A-Za-z0-9-]))" + _NOT_A_NAME_AFTER,
+        (_BEFORE_MENTION if camel else _AT)
+        + re.escape(slug)
+        + r"(?=-*(?![A-Za-z0-9-]))"
+        + _NOT_A_NAME_AFTER,
         re.ASCII | re.IGNORECASE,
     )
 
 
 @functools.lru_cache(maxsize=1024)
-def _mention_of_any(slugs: tuple[str, ...]) -> re.Pattern[str]:
+def _mention_of_any(slugs: tuple[str, ...], camel: bool = True) -> re.Pattern[str]:
     # The mentioned slug is group 1; the tail settles which alternative matches.
     alternatives = "|".join(re.escape(slug) for slug in slugs)
     return re.compile(
-        _BEFORE_MENTION + f"({alternatives})" + r"(?=-*(?![A-Za-z0-9-]))" + _NOT_A_NAME_AFTER,
+        (_BEFORE_MENTION if camel else _AT)
+        + f"({alternatives})"
+        + r"(?=-*(?![A-Za-z0-9-]))"
+        + _NOT_A_NAME_AFTER,
         re.ASCII | re.IGNORECASE,
     )
 
@@ -436,14 +448,16 @@ def apply_renames(renames: Mapping[str, str], text: str) -> str:
     if "@" not in text or not renames:
         return text
     passes = _code_passes(text)
+    # Several passes over the text: look for camelCase runs once, not in each of them.
+    camel = len(renames) == 1 or _CAMEL_AT.search(text) is not None
     if not passes:
         # One C-speed pass per rename, without a Python call per match. Applying them in
         # turn equals applying them at once: a new slug is never an old one, and a
         # mention of a new slug is never a mention of an old one.
         for old, new in renames.items():
-            text = _mention_of(old).sub("@" + new, text)
+            text = _mention_of(old, camel).sub("@" + new, text)
         return text
-    pattern = _mention_of_any(tuple(renames))
+    pattern = _mention_of_any(tuple(renames), camel)
     return _sub_outside_code(pattern, lambda match: "@" + renames[match[1].lower()], text, passes)
 
 
