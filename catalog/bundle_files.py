@@ -434,7 +434,8 @@ class _Budget:
     exceeded: bool = False
 
 
-def _path_problem(name: str) -> str | None:
+def file_name_problem(name: str) -> str | None:
+    """Why a file or folder name cannot be stored as it is, or None."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -470,7 +471,7 @@ def read_skill_folder(
         for entry in entries:
             relative = prefix + entry.name
             where = f"{label}/{relative}"
-            why = _path_problem(entry.name)
+            why = file_name_problem(entry.name)
             if why:
                 problems.append(f"{label}/{relative!r}: refused: {why}")
                 continue

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from catalog.bundle_files import BundleFileError, BundleSpec, read_bundle_folder
+from catalog.bundle_files import BundleFileError, BundleSpec, file_name_problem, read_bundle_folder
 from catalog.skill_content import skill_size
 
 from .bundle_load import BundleLoadCheck, BundleLoadResult, bundle_load, bundle_load_check
@@ -129,14 +129,8 @@ class _Entry:
 
 
 def _name_problem(name: str) -> str | None:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return "its name is not UTF-8"
-    if any(ord(c) < 32 or c == "\x7f" for c in name):
-        return "its name holds a control character"
-    if "\\" in name:
-        return "its name holds a backslash, which names a folder on some systems"
+    if why := file_name_problem(name):
+        return why
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         return "it is an absolute path"
     if ".." in name.split("/"):
