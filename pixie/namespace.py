@@ -232,9 +232,9 @@ def _may_have_indented_code_after_lists(text: str) -> bool:
     line at the margin, not a list item, then a blank line, then an indented line.
     (Most texts with lists have indented lines only in items and fences.)"""
     for match in _BLANK_THEN_INDENTED.finditer(text):
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        line = text[line_start : match.start()]
-        if line.strip() and line[0] not in " \t" and not _LIST_ITEM_START.match(line):
+        end = match.start()
+        start = text.rfind("\n", 0, end) + 1
+        if start < end and text[start] not in " \t\r" and not _LIST_ITEM_START.match(text, start):
             return True
     return False
 
