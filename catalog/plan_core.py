@@ -419,6 +419,7 @@ def _skill_steps(inputs: PlanInputs) -> list[dict]:
                     "skill_version_id": skill.version_id,
                     "body": body,
                     "size": size_facts(body),
+                    "files": [f.as_dict() for f in skill.files],
                     "reason": f"{target.bundle} {target.version} includes it",
                 }
             )

@@ -108,13 +108,13 @@ _FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
 
 
 def _with_files(target, installed):
-    """The supporting files a plan compares: those of the installed heads, of the versions
-    they came from and of the incoming versions of the same skills. One query (a UNION of
-    the versions' and the heads' files) whatever the sizes; none for a fresh install,
-    which has nothing to compare."""
-    if not installed:
+    """The supporting files a plan shows and compares: those of every incoming version (a
+    created skill lists what arrives with it; a local skill is reused only with the same
+    files), of the installed heads and of the versions they came from. One query (a
+    UNION of the versions' and the heads' files) whatever the sizes."""
+    if not installed and target is None:
         return target, installed
-    version_ids = {s.version_id for s in target.skills if s.slug in installed} if target else set()
+    version_ids = {s.version_id for s in target.skills} if target else set()
     version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
     head_ids = {s.head_id for s in installed.values()}
     of_version = (
@@ -143,7 +143,7 @@ def _with_files(target, installed):
     if target is not None:
         target = dataclasses.replace(
             target,
-            skills=tuple(filed(s) if s.slug in installed else s for s in target.skills),
+            skills=tuple(filed(s) for s in target.skills),
         )
     installed = {
         key: dataclasses.replace(

@@ -364,3 +364,45 @@ def test_a_local_skill_with_the_same_prose_but_other_files_is_not_reused(
     # ledger-lookup is the same in both (no files): reused. ledger-export's script differs.
     assert [s["slug"] for s in by_type["skill.reuse"]] == ["ledger-lookup"]
     assert [s["from"] for s in by_type["skill.reslug"]] == ["ledger-export"]
+
+
+def test_an_install_plan_lists_the_files_each_new_skill_brings(bundle, acme, owner, client):
+    from catalog.models import BundleVersion, Plan
+    from catalog.services.plans import plan_create
+
+    load(bundle, "--publish")
+    plan = plan_create(
+        workspace=acme, kind=Plan.Kind.INSTALL, actor=owner,
+        bundle_version=BundleVersion.objects.get(bundle__slug="ledger-tools"),
+    )  # fmt: skip
+    (export,) = [s for s in plan.steps if s.get("slug") == "ledger-export"]
+    assert [(f["path"], f["executable"]) for f in export["files"]] == [
+        ("assets/logo.png", False),
+        ("references/statement-fields.md", False),
+        ("scripts/export.py", True),
+    ]
+    owner.is_staff = True  # every admin login is staff; the role comes from the membership
+    owner.save(update_fields=["is_staff"])
+    client.force_login(owner)
+    page = client.get(f"/admin/catalog/plan/{plan.pk}/review/").content.decode()
+    assert "Supporting files that arrive with it" in page and "scripts/export.py" in page
+
+
+def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(
+    bundle, acme, owner
+):
+    from catalog.models import BundleVersion, Plan, SkillVersion
+    from catalog.services.plans import plan_create
+    from catalog.services.workspace_skills import skill_create
+
+    load(bundle, "--publish")
+    export = SkillVersion.objects.get(package__slug="ledger-export")
+    # Same name, description and body by hand, but none of the files.
+    skill_create(workspace=acme, slug="ledger-export", actor=owner, name=export.name,
+                 short_description=export.description, body=export.body)  # fmt: skip
+    plan = plan_create(
+        workspace=acme, kind=Plan.Kind.INSTALL, actor=owner,
+        bundle_version=BundleVersion.objects.get(bundle__slug="ledger-tools"),
+    )  # fmt: skip
+    assert not [s for s in plan.steps if s["type"] == "skill.reuse"]
+    assert [s["from"] for s in plan.steps if s["type"] == "skill.reslug"] == ["ledger-export"]
