@@ -113,8 +113,14 @@ def _resolve(spec: BundleSpec, problems: list[str]) -> _Resolution:
     its label; a new content needs a label not yet used by its package."""
     resolution = _Resolution()
     stored: dict[str, list[SkillVersion]] = {}
-    for version in SkillVersion.objects.select_related("package").filter(
-        package__slug__in=[s.slug for s in spec.skills], package__publisher__slug=spec.publisher
+    # Labels and digests only: a package's earlier versions may hold long bodies.
+    for version in (
+        SkillVersion.objects.select_related("package")
+        .filter(
+            package__slug__in=[s.slug for s in spec.skills],
+            package__publisher__slug=spec.publisher,
+        )
+        .only("id", "version", "digest", "package__slug")
     ):
         stored.setdefault(version.package.slug, []).append(version)
     for skill in spec.skills:
