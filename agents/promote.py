@@ -138,15 +138,7 @@ def _skill_versions(parts, publisher, version) -> list[SkillVersion]:
             ),
         )
         SkillFile.objects.bulk_create(
-            SkillFile(
-                skill_version=made,
-                path=f.path,
-                blob_id=f.blob_id,
-                size=f.size,
-                executable=f.executable,
-                media_type=f.media_type,
-            )
-            for f in files
+            SkillFile(skill_version=made, **f.entry_fields()) for f in files
         )
         result.append(made)
     return result

@@ -12,15 +12,28 @@ from django.db import models
 from pixie.errors import ImmutableError
 
 
+class BlobQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImmutableError("Stored file bytes never change: they are named by their sha256.")
+
+
 class FileBlob(models.Model):
-    """The bytes of one file, content-addressed: the same bytes are stored once."""
+    """The bytes of one file, content-addressed: the same bytes are stored once, and never
+    change (a digest that named other bytes would rewrite every release that uses it)."""
 
     sha256 = models.CharField(primary_key=True, max_length=64)
     size = models.PositiveBigIntegerField()
     content = models.BinaryField()
 
+    objects = BlobQuerySet.as_manager()
+
     def __str__(self):
         return f"{self.sha256[:12]} ({self.size} bytes)"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding or kwargs.get("force_update"):
+            raise ImmutableError(f"File {self.sha256[:12]} is stored; its bytes never change.")
+        super().save(*args, **kwargs)
 
 
 class FileEntry(models.Model):
@@ -41,6 +54,17 @@ class FileEntry(models.Model):
     @property
     def sha256(self) -> str:
         return self.blob_id
+
+    def entry_fields(self) -> dict:
+        """What a copy of this file needs (for another skill version or revision): the
+        same path, mode and stored bytes."""
+        return {
+            "path": self.path,
+            "blob_id": self.blob_id,
+            "size": self.size,
+            "executable": self.executable,
+            "media_type": self.media_type,
+        }
 
 
 @reversion.register()

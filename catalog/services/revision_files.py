@@ -11,17 +11,7 @@ from catalog.models import RevisionFile, SkillFile, SkillRevision
 
 
 def _copies(revision: SkillRevision, files) -> list[RevisionFile]:
-    return [
-        RevisionFile(
-            revision=revision,
-            path=f.path,
-            blob_id=f.blob_id,
-            size=f.size,
-            executable=f.executable,
-            media_type=f.media_type,
-        )
-        for f in files
-    ]
+    return [RevisionFile(revision=revision, **f.entry_fields()) for f in files]
 
 
 def revision_files_from_versions(pairs: Iterable[tuple[SkillRevision, int]]) -> list[RevisionFile]:

@@ -406,3 +406,16 @@ def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(
     )  # fmt: skip
     assert not [s for s in plan.steps if s["type"] == "skill.reuse"]
     assert [s["from"] for s in plan.steps if s["type"] == "skill.reslug"] == ["ledger-export"]
+
+
+def test_stored_file_bytes_cannot_be_rewritten(bundle):
+    from pixie.errors import ImmutableError
+
+    load(bundle, "--publish")
+    logo = FileBlob.objects.get(size=len(png_bytes()))
+    logo.content = b"other bytes"
+    with pytest.raises(ImmutableError):
+        logo.save()
+    with pytest.raises(ImmutableError):
+        FileBlob.objects.filter(pk=logo.pk).update(content=b"other bytes")
+    assert bytes(FileBlob.objects.get(pk=logo.pk).content) == png_bytes()
