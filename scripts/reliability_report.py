@@ -22,7 +22,15 @@ SECTIONS = [
     ("test_production", "Production run"),
     ("test_load", "6. Load"),
     ("test_backup", "7. Backups"),
+    ("test_outbound_delivery", "10. Outbound delivery"),
+    ("test_destinations", "10. Outbound delivery"),
 ]
+
+
+def section_order(title: str) -> tuple[float, str]:
+    # "10. Outbound delivery" after "9. …", not between "1." and "2.".
+    number = title.partition(".")[0]
+    return (int(number) if number.isdigit() else float("inf"), title)
 
 
 def section_of(classname: str) -> str:
@@ -58,7 +66,7 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
           f"PostgreSQL and Redis from DATABASE_URL / REDIS_URL.\n")  # fmt: skip
     print(f"**{totals['passed']} passed, {totals['failed']} failed, "
           f"{totals['skipped']} skipped.**\n")  # fmt: skip
-    for title in sorted(rows):
+    for title in sorted(rows, key=section_order):
         print(f"## {title}\n")
         print("| test | outcome | figure | seconds |")
         print("| --- | --- | --- | ---: |")
