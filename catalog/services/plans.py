@@ -9,6 +9,7 @@ from django.utils import timezone
 from agents.models import Agent
 from catalog.models import BundleVersion, Installation, Plan, Status
 from catalog.plan_core import FORK_CHOICES, compute_plan
+from catalog.selectors import versions_visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.permissions import require_owner
@@ -22,6 +23,12 @@ def _check_request(*, workspace, kind, bundle_version, installation) -> None:
     if kind != Plan.Kind.UNINSTALL:
         if bundle_version is None:
             raise ValidationFailed(f"An {kind} plan needs a bundle version")
+        if not versions_visible_to_workspace(workspace).filter(pk=bundle_version.pk).exists():
+            # The words of an unknown version: another workspace's bundle is not there.
+            raise ValidationFailed(
+                f"No published version {bundle_version.version} of {bundle_version.bundle.slug}",
+                code="not_visible",
+            )
         if bundle_version.status == Status.YANKED:
             raise ValidationFailed(
                 f"{bundle_version} was yanked ({bundle_version.yank_reason}); it cannot be planned",
