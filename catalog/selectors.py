@@ -15,6 +15,7 @@ from pixie.permissions import any_membership_q, member_q, operator_q
 from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, SkillFile, Status
 from .validators import version_key
 
+# Every workspace sees it (BundleVersion.in_catalog, as a condition).
 IN_CATALOG = Q(catalog_review=CatalogReview.APPROVED) & ~Q(status=Status.DRAFT)
 PUBLISHING_WORKSPACE = "bundle__publisher__workspace"
 

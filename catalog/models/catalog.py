@@ -257,6 +257,11 @@ class BundleVersion(PublishedImmutable):
     def is_draft(self) -> bool:
         return self.status == Status.DRAFT
 
+    @property
+    def in_catalog(self) -> bool:
+        """Every workspace sees it (catalog.selectors.IN_CATALOG, for one row)."""
+        return not self.is_draft and self.catalog_review == CatalogReview.APPROVED
+
     def __str__(self):
         return f"{self.bundle.name} {self.version}"
 

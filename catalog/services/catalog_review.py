@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from catalog.imitation import CatalogEntry, Verdict, imitation_verdict
 from catalog.models import Bundle, BundleVersion, CatalogReview, Publisher, Status
+from catalog.selectors import IN_CATALOG
 from catalog.validators import DESCRIPTION_MAX
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
@@ -21,9 +22,7 @@ from pixie.permissions import require_operator
 
 def catalog_entries(*, publisher: Publisher | None) -> list[CatalogEntry]:
     """Other publishers' bundles with a version in the catalog (one query)."""
-    in_catalog = BundleVersion.objects.filter(
-        bundle=OuterRef("pk"), catalog_review=CatalogReview.APPROVED
-    ).exclude(status=Status.DRAFT)
+    in_catalog = BundleVersion.objects.filter(IN_CATALOG, bundle=OuterRef("pk"))
     bundles = Bundle.objects.filter(Exists(in_catalog))
     if publisher is not None and publisher.pk is not None:
         bundles = bundles.exclude(publisher=publisher)
