@@ -83,8 +83,7 @@ def imitation_verdict(
             )
         elif slug != entry.slug and within_distance(slug, entry.slug, SLUG_DISTANCE):
             verdict.holds.append(
-                f"the slug {slug} is within {SLUG_DISTANCE} letters of {owner} bundle "
-                f"{entry.slug}"
+                f"the slug {slug} is within {SLUG_DISTANCE} letters of {owner} bundle {entry.slug}"
             )
         if wanted_publisher and name_key(entry.publisher_name) == wanted_publisher:
             imitated_publishers.add(entry.publisher_name)

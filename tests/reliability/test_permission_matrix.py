@@ -34,29 +34,34 @@ ADMIN_KINDS = {
     # the operator pages' own limits (no adding tools, no deleting what is published), so
     # only "no server error" is asked of them here.
     "operator": _row(stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None),
-    "reversion": _row(stranger=403, member=403, owner=403, staff=403, operator=None,
-                      superuser=None),  # fmt: skip
+    "reversion": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None
+    ),
     # The review queue and its forms: operators only, by role, whatever the model permissions.
-    "operator_page": _row(stranger=403, member=403, owner=403, staff=403, operator=200,
-                          superuser=200),  # fmt: skip
-    "operator_post": _row(stranger=403, member=403, owner=403, staff=403, operator=405,
-                          superuser=405),  # fmt: skip
+    "operator_page": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=200, superuser=200
+    ),
+    "operator_post": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=405, superuser=405
+    ),
     "ws_list": _row(stranger=200, member=200, owner=200, staff=403, operator=403, superuser=200),
     "ws_object": _row(stranger=404, member=200, owner=200, staff=403, operator=403, superuser=200),
     "ws_write": _row(stranger=403, member=403, owner=403, staff=403, operator=403, superuser=None),
-    "member_page": _row(stranger=404, member=200, owner=200, staff=404, operator=404,
-                        superuser=200),  # fmt: skip
-    "members_only": _row(stranger=404, member=200, owner=200, staff=404, operator=404,
-                         superuser=404),  # fmt: skip
-    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, operator=404,
-                       superuser=404),  # fmt: skip
+    "member_page": _row(
+        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=200
+    ),
+    "members_only": _row(
+        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=404
+    ),
+    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, operator=404, superuser=404),
     "post_only": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
     "redirect": _row(stranger=302, member=302, owner=302, staff=302, operator=302, superuser=302),
     "summary": _row(stranger=404, member=302, owner=302, staff=404, operator=404, superuser=302),
     "login": {**{r: 302 for r in ROLES}, "anonymous": 200, "inactive": 200},
     "logout": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
-    "autocomplete": _row(stranger=403, member=403, owner=403, staff=403, operator=None,
-                         superuser=403),  # fmt: skip
+    "autocomplete": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=403
+    ),
 }
 ADMIN_NAMED = {
     "index": "any_staff",

@@ -193,9 +193,12 @@ def test_an_operator_approves_it_in_the_queue_and_every_workspace_sees_it(people
 
     assert sees(people.acme_owner, "globex-ar") == EVERYWHERE
     assert "Globex receivables 9.9.9 by Globex (workspace)" in ask_page(people.acme_owner)
-    assert plan_create(
-        workspace=people.acme, kind="install", bundle_version=promoted, actor=people.acme_owner
-    ).status == Plan.State.PROPOSED
+    assert (
+        plan_create(
+            workspace=people.acme, kind="install", bundle_version=promoted, actor=people.acme_owner
+        ).status
+        == Plan.State.PROPOSED
+    )
     assert sees(people.staff, "globex-ar") == NOWHERE  # still no workspace, still nothing
 
 
