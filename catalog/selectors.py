@@ -1,7 +1,9 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
 from django.db.models import (
+    BooleanField,
     Exists,
+    ExpressionWrapper,
     OuterRef,
     Prefetch,
     Q,
@@ -42,9 +44,18 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
     )
 
 
+def _workspace_may_see(workspace) -> Q:
+    return IN_CATALOG | Q(**{PUBLISHING_WORKSPACE: workspace})
+
+
 def versions_visible_to_workspace(workspace) -> QuerySet[BundleVersion]:
     """What a workspace may plan: the catalog, and what it published itself."""
-    return BundleVersion.objects.filter(IN_CATALOG | Q(**{PUBLISHING_WORKSPACE: workspace}))
+    return BundleVersion.objects.filter(_workspace_may_see(workspace))
+
+
+def visible_to_workspace(workspace) -> ExpressionWrapper:
+    """The same rule as a column of each row read, so a check costs no query of its own."""
+    return ExpressionWrapper(_workspace_may_see(workspace), output_field=BooleanField())
 
 
 def bundle_list(*, user) -> QuerySet[Bundle]:
