@@ -22,6 +22,7 @@ SECTIONS = [
     ("test_production", "Production run"),
     ("test_load", "6. Load"),
     ("test_backup", "7. Backups"),
+    ("test_publisher_review", "11. Publisher review"),
 ]
 
 

@@ -60,6 +60,8 @@ def fill(route: str, name: str, world) -> str | None:
         "id": world.users["member"].pk,
         "workspace_id": world.acme.pk,
         "path": "SKILL.md",
+        "bundle_version_id": ids["pending_version"],
+        "publisher_id": ids["publisher"],
     }
     if "/turns/" in route:
         values["pk"] = ids["turn"]
