@@ -1,0 +1,196 @@
+"""Smaller holes (issue #13, section 4), each tried the way an outsider would.
+
+- The admin's change lists, filters and autocomplete show a member nothing of a
+  workspace they do not belong to; no query string makes a change list fail.
+- Every API list endpoint answers a page that does not exist with 404 and a message
+  naming the pages there are; no number in a URL or a query string makes a 500.
+- bundle_load and the admin upload refuse links and special files by name, without
+  reading them.
+- The development key-encryption key is reported by `manage.py check`; the SQLite
+  database and data/ are readable by their owner only.
+"""
+
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.models import Agent
+from agents.promote import assembly_promote
+from catalog.services.workspace_skills import skill_create
+from egress.models import CredentialRequirement, EgressRule
+from pixie.models import Membership, Workspace
+from tests.factories import make_user
+from tests.plans.flow import install
+from tests.reliability.world import build_world
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+HUGE = "99999999999999999999"  # past a signed 64-bit integer
+
+
+@pytest.fixture
+def world(db, demo_catalog, django_capture_on_commit_callbacks):
+    return build_world(demo_catalog, django_capture_on_commit_callbacks)
+
+
+# --- the admin: nothing of another workspace ------------------------------------------
+
+# Names only the workspace "Initech" uses; acme's member must never see one of them.
+SECRET_NAMES = [
+    "Initech Hidden Works",
+    "Initech Payroll Agent",
+    "Initech Layoff Memo",
+    "Initech Severance Bundle",
+    "vault.initech-hidden.example",
+    "INITECH_HIDDEN_TOKEN",
+]
+
+
+@pytest.fixture
+def initech(world, demo_catalog, django_capture_on_commit_callbacks):
+    """A third workspace acme shares nothing with, with a row of every kind."""
+    owner = make_user("ian")
+    initech = Workspace.objects.create(slug="initech", name="Initech Hidden Works")
+    Membership.objects.create(workspace=initech, user=owner, role=Membership.Role.OWNER)
+    agent = Agent.objects.create(workspace=initech, slug="payroll", name="Initech Payroll Agent")
+    install(initech, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, [agent])
+    skill_create(
+        workspace=initech, slug="layoff-memo", name="Initech Layoff Memo",
+        short_description="Write it.", body="Write the memo.", actor=owner,
+    )  # fmt: skip
+    EgressRule.objects.create(
+        workspace=initech, host="vault.initech-hidden.example", port=443,
+        credential_name="INITECH_HIDDEN_TOKEN", approved_by=owner, approved_at=timezone.now(),
+    )  # fmt: skip
+    CredentialRequirement.objects.create(
+        workspace=initech, name="INITECH_HIDDEN_TOKEN", host="vault.initech-hidden.example"
+    )
+    # A draft bundle under the workspace's own publisher (named after the workspace).
+    assembly_promote(agent=agent, actor=owner, slug="severance", name="Initech Severance Bundle")
+    return initech
+
+
+def changelist_urls():
+    """Every registered ModelAdmin's change list: an admin added later is walked too."""
+    return [
+        reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        for model in admin.site._registry
+    ]
+
+
+def leaked(html: str) -> list[str]:
+    return [name for name in SECRET_NAMES if name in html]
+
+
+def test_no_change_list_shows_a_member_another_workspaces_names(world, initech, record_property):
+    client = Client()
+    client.force_login(world.users["member"])
+    pages, shown, failures = 0, 0, []
+    for url in changelist_urls():
+        for query in ("", "?_facets=1"):
+            response = client.get(url + query)
+            pages += 1
+            if response.status_code == 200:
+                shown += 1
+            elif response.status_code != 403:
+                failures.append(f"{url}{query}: {response.status_code}")
+                continue
+            found = leaked(response.content.decode())
+            if found:
+                failures.append(f"{url}{query} shows {', '.join(found)}")
+    assert failures == [], "\n".join(failures)
+    assert shown >= 20  # the workspace pages a member may open, with and without facets
+    record_property("figure", f"{pages} change lists checked ({shown} open), 0 foreign names")
+
+
+def test_the_workspace_filter_offers_a_superuser_every_workspace(world, initech):
+    client = Client()
+    client.force_login(world.users["superuser"])
+    html = client.get(reverse("admin:agents_agent_changelist")).content.decode()
+    assert "Initech Hidden Works" in html and "?workspace=initech" in html
+    filtered = client.get(reverse("admin:agents_agent_changelist") + "?workspace=initech")
+    assert list(filtered.context["cl"].result_list) == [Agent.objects.get(slug="payroll")]
+
+
+def test_a_member_filtering_by_another_workspace_sees_nothing_of_it(world, initech):
+    client = Client()
+    client.force_login(world.users["member"])
+    response = client.get(reverse("admin:catalog_workspaceskill_changelist") + "?workspace=initech")
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == []
+    assert leaked(response.content.decode()) == []
+
+
+def autocomplete_requests():
+    """(model label, field) for every relation of every model whose far side has an admin
+    with search fields: Django's autocomplete answers for all of them, not only for the
+    fields an admin names in autocomplete_fields."""
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if not (field.is_relation and field.concrete and field.related_model):
+                continue
+            remote_admin = admin.site._registry.get(field.related_model)
+            if remote_admin is None or not remote_admin.search_fields:
+                continue
+            yield model._meta.app_label, model._meta.model_name, field.name
+
+
+def test_autocomplete_shows_a_member_nothing_of_another_workspace(world, initech, record_property):
+    client = Client()
+    client.force_login(world.users["member"])
+    asked, answered, failures = 0, 0, []
+    for app_label, model_name, field_name in autocomplete_requests():
+        for term in ("", "initech"):
+            response = client.get(
+                reverse("admin:autocomplete"),
+                {"app_label": app_label, "model_name": model_name, "field_name": field_name,
+                 "term": term},
+            )  # fmt: skip
+            asked += 1
+            where = f"{app_label}.{model_name}.{field_name} {term!r}"
+            if response.status_code >= 500:
+                failures.append(f"{where}: {response.status_code}")
+                continue
+            answered += response.status_code == 200
+            found = leaked(response.content.decode())
+            if found:
+                failures.append(f"{where} lists {', '.join(found)}")
+    assert failures == [], "\n".join(failures)
+    assert asked >= 20 and answered > 0
+    record_property(
+        "figure", f"{asked} autocomplete requests ({answered} answered), 0 foreign names"
+    )
+
+
+def hostile_queries(model) -> list[str]:
+    """Query strings an outsider can type on a change list: a page past any database
+    integer, an ordering that is not one, and an id past bigint for every relation."""
+    queries = [f"?p={2**61 + 1}", f"?p={10**30}", "?p=-1", "?p=x", "?o=garbage", "?o=9999.-1"]
+    queries += [f"?{name}={HUGE}" for name in ("workspace__id__exact", "id__exact", "pk")]
+    for field in model._meta.get_fields():
+        if field.is_relation and field.concrete and field.many_to_one:
+            queries.append(f"?{field.name}__id__exact={HUGE}")
+            queries.append(f"?{field.name}__id__exact=-{HUGE}")
+    return queries
+
+
+def test_no_query_string_makes_a_change_list_fail(world, record_property):
+    client = Client(raise_request_exception=False)
+    client.force_login(world.users["superuser"])
+    member = Client(raise_request_exception=False)
+    member.force_login(world.users["member"])
+    asked, failures = 0, []
+    for model in admin.site._registry:
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        for query in hostile_queries(model):
+            for who in (client, member):
+                status = who.get(url + query).status_code
+                asked += 1
+                if status >= 500:
+                    failures.append(f"{url}{query}: {status}")
+    assert failures == [], "\n".join(failures)
+    record_property("figure", f"{asked} hostile change list requests, 0 server errors")
