@@ -10,6 +10,7 @@
   database and data/ are readable by their owner only.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.mixins import ListModelMixin
+from rest_framework.test import APIClient
 
 from agents.models import Agent
 from agents.promote import assembly_promote
@@ -26,6 +29,7 @@ from egress.models import CredentialRequirement, EgressRule
 from pixie.models import Membership, Workspace
 from tests.factories import make_user
 from tests.plans.flow import install
+from tests.reliability.urls import all_patterns, all_views, fill
 from tests.reliability.world import build_world
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -194,3 +198,117 @@ def test_no_query_string_makes_a_change_list_fail(world, record_property):
                     failures.append(f"{url}{query}: {status}")
     assert failures == [], "\n".join(failures)
     record_property("figure", f"{asked} hostile change list requests, 0 server errors")
+
+
+# --- the API: pages that do not exist, numbers past any integer ------------------------
+
+PAGE_VALUES = ["0", "-1", "x", "1.5", "9", str(2**61 + 1), str(10**30), "9" * 5000]
+
+
+def api_get_routes(world):
+    """(name, url, view class) of every API route with a GET, its arguments filled."""
+    routes = []
+    for route, name, view in all_views():
+        view_class = getattr(view, "cls", None)
+        if not route.startswith("api/") or name in ("schema", "swagger-ui"):
+            continue
+        if view_class is None or not hasattr(view_class, "get"):
+            continue
+        url = fill(route, name, world)
+        if url is not None:
+            routes.append((name, url, view_class))
+    return routes
+
+
+def is_paged_list(view_class) -> bool:
+    return issubclass(view_class, ListModelMixin) and view_class.pagination_class is not None
+
+
+@pytest.fixture
+def member_api(world):
+    client = APIClient(raise_request_exception=False)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens['member']}")
+    return client
+
+
+def test_every_list_endpoint_answers_a_missing_page_with_404_naming_the_pages(
+    world, member_api, record_property
+):
+    lists = [(name, url) for name, url, view in api_get_routes(world) if is_paged_list(view)]
+    assert {"bundle-list", "plan-list", "skill-list", "message-list"} <= {n for n, _ in lists}
+    failures = []
+    for _name, url in lists:
+        first = member_api.get(url)
+        assert first.status_code == 200, f"{url}: {first.status_code}"
+        pages = -(-first.json()["count"] // 50) or 1
+        for value in PAGE_VALUES:
+            response = member_api.get(url, {"page": value})
+            detail = response.json().get("detail", "") if response.status_code < 500 else ""
+            said = "1 page" if pages == 1 else f"{pages} pages"
+            if response.status_code != 404 or not detail.startswith("Page ") or said not in detail:
+                failures.append(f"{url}?page={value[:30]}: {response.status_code} {detail!r}")
+            elif len(detail) > 200:
+                failures.append(f"{url}?page={value[:30]}: a {len(detail)}-character message")
+    assert failures == [], "\n".join(failures)
+    record_property(
+        "figure",
+        f"{len(lists)} list endpoints x {len(PAGE_VALUES)} missing pages: every one 404 "
+        "naming the pages, 0 server errors",
+    )
+
+
+def test_the_bundle_list_says_which_pages_exist(world, member_api):
+    response = member_api.get("/api/bundles/", {"page": "2305843009213693953"})
+    assert response.status_code == 404
+    assert response.json() == {
+        "detail": "Page 2,305,843,009,213,693,953 does not exist: there is 1 page."
+    }
+    assert member_api.get("/api/bundles/", {"page": "x"}).json() == {
+        "detail": "Page 'x' is not a page number: there is 1 page, numbered from 1."
+    }
+    assert member_api.get("/api/bundles/", {"page": "last"}).status_code == 200
+
+
+def test_no_number_in_an_api_url_or_query_makes_a_server_error(world, member_api, record_property):
+    """Every GET route, with hostile numbers in the query strings a list might read."""
+    queries = [
+        {"page": str(10**30)},
+        {"page": "-" + HUGE},
+        {"page_size": HUGE},
+        {"limit": HUGE, "offset": HUGE},
+        {"cursor": HUGE},
+        {"workspace": HUGE, "id": HUGE, "ids": f"{HUGE},-{HUGE}"},
+    ]
+    routes = api_get_routes(world)
+    failures = []
+    for _name, url, _view in routes:
+        for query in queries:
+            status = member_api.get(url, query).status_code
+            if status >= 500:
+                failures.append(f"GET {url}?{query}: {status}")
+    assert failures == [], "\n".join(failures)
+    record_property(
+        "figure", f"{len(routes)} API routes x {len(queries)} hostile queries, 0 server errors"
+    )
+
+
+def test_an_id_past_bigint_in_any_url_is_not_found(world, member_api, record_property):
+    """Every route with a number or an object id in its path (API and admin), that number
+    past a signed 64-bit integer: 404 (or a refusal), never a server error."""
+    admin_client = Client(raise_request_exception=False)
+    admin_client.force_login(world.users["superuser"])
+    urls, failures = [], []
+    for route, name in all_patterns():
+        if not re.search(r"<(int|path):(\w*id|pk)>", route):
+            continue
+        filled = fill(re.sub(r"<(int|path):(\w*id|pk)>", HUGE, route), name, world)
+        if filled is not None:
+            urls.append(filled)
+    for url in urls:
+        client = member_api if url.startswith("/api/") else admin_client
+        status = client.get(url).status_code
+        if status >= 500 or status == 200:
+            failures.append(f"GET {url}: {status}")
+    assert failures == [], "\n".join(failures)
+    assert len(urls) >= 30
+    record_property("figure", f"{len(urls)} URLs with an id past bigint, 0 server errors")
