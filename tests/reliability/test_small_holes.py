@@ -10,12 +10,21 @@
   database and data/ are readable by their owner only.
 """
 
+import io
+import os
 import re
+import signal
+import stat
+import tarfile
+import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -24,9 +33,13 @@ from rest_framework.test import APIClient
 
 from agents.models import Agent
 from agents.promote import assembly_promote
+from catalog.bundle_files import BundleFileError
+from catalog.models import Bundle, SkillVersion
+from catalog.services.bundle_upload import upload_read, upload_store
 from catalog.services.workspace_skills import skill_create
 from egress.models import CredentialRequirement, EgressRule
 from pixie.models import Membership, Workspace
+from tests.catalog.skill_folders import bundle_folder
 from tests.factories import make_user
 from tests.plans.flow import install
 from tests.reliability.urls import all_patterns, all_views, fill
@@ -312,3 +325,175 @@ def test_an_id_past_bigint_in_any_url_is_not_found(world, member_api, record_pro
     assert failures == [], "\n".join(failures)
     assert len(urls) >= 30
     record_property("figure", f"{len(urls)} URLs with an id past bigint, 0 server errors")
+
+
+# --- bundle_load: links and special files refused by name, never read -----------------
+
+SECRET_LINE = "db_password: hunter2-OUTSIDE-SECRET: not for the catalog"
+
+
+@pytest.fixture
+def bundle(db, tmp_path):
+    return bundle_folder(tmp_path / "ledger-tools")
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A folder beside the bundle holding what a link would lead to."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secrets.txt").write_text(SECRET_LINE + "\nsecret_token = 'hunter2-TOML'\n")
+    return folder
+
+
+@contextmanager
+def at_most(seconds: int):
+    """Fail instead of hanging (a pipe opened for reading waits for a writer)."""
+
+    def expired(signum, frame):
+        raise AssertionError(f"still running after {seconds} s: something waited on a pipe")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def load_refused(folder: Path) -> str:
+    """bundle_load's error for the folder; nothing of the bundle may have been stored."""
+    with at_most(20), pytest.raises(CommandError) as refusal:
+        call_command("bundle_load", str(folder))
+    assert not Bundle.objects.filter(slug="ledger-tools").exists()
+    message = str(refusal.value)
+    for secret in ("hunter2", "db_password", "secret_token", "OUTSIDE-SECRET"):
+        assert secret not in message
+    return message
+
+
+def test_a_skill_md_linking_outside_the_folder_is_refused_and_never_stored(bundle, outside):
+    skill_md = bundle / "skills/ledger-lookup/SKILL.md"
+    target = outside / "SKILL.md"
+    target.write_text(skill_md.read_text().replace("Look up", "OUTSIDE-SECRET hunter2 Look up"))
+    skill_md.unlink()
+    skill_md.symlink_to(target)
+    message = load_refused(bundle)
+    assert "skills/ledger-lookup/SKILL.md: is a symbolic link" in message
+    assert not SkillVersion.objects.filter(body__contains="OUTSIDE-SECRET").exists()
+
+
+@pytest.mark.parametrize("manifest", ["bundle.yaml", "bundle.toml"])
+def test_a_manifest_linking_to_another_file_is_refused_without_quoting_it(
+    bundle, outside, manifest
+):
+    (bundle / "bundle.toml").unlink()
+    (bundle / manifest).symlink_to(outside / "secrets.txt")
+    message = load_refused(bundle)
+    assert f"{manifest}: is a symbolic link; a bundle holds files, not links" in message
+
+
+def test_a_manifest_link_that_leads_nowhere_is_named_as_a_link(bundle):
+    (bundle / "bundle.toml").unlink()
+    (bundle / "bundle.toml").symlink_to(bundle / "no-such-file")
+    assert "bundle.toml: is a symbolic link" in load_refused(bundle)
+
+
+def test_a_pipe_is_refused_without_waiting_for_a_writer(bundle):
+    os.mkfifo(bundle / "skills/ledger-lookup/references.md")
+    message = load_refused(bundle)
+    assert "skills/ledger-lookup/references.md: is not a regular file" in message
+    (bundle / "bundle.toml").unlink()
+    os.mkfifo(bundle / "bundle.toml")
+    assert "bundle.toml: is not a regular file (a device, pipe or socket)" in load_refused(bundle)
+
+
+def test_a_linked_skill_folder_is_refused_by_name(bundle, outside):
+    real = bundle / "skills/ledger-lookup"
+    real.rename(outside / "ledger-lookup")
+    real.symlink_to(outside / "ledger-lookup", target_is_directory=True)
+    message = load_refused(bundle)
+    assert "skills/ledger-lookup: is a symbolic link; a bundle holds folders, not links" in message
+
+
+def test_a_linked_skills_folder_is_refused_by_name(bundle, outside):
+    (bundle / "skills").rename(outside / "skills")
+    (bundle / "skills").symlink_to(outside / "skills", target_is_directory=True)
+    message = load_refused(bundle)
+    assert "skills: is a symbolic link; a bundle holds folders, not links" in message
+
+
+def test_a_file_swapped_for_a_link_after_it_was_looked_at_is_not_followed(
+    bundle, outside, monkeypatch
+):
+    """lstat said "a file"; by the time it is opened it is a link: still refused."""
+    from catalog.bundle_files import FileRefused, read_regular_file
+
+    skill_md = bundle / "skills/ledger-lookup/SKILL.md"
+    regular = os.lstat(skill_md)
+    skill_md.unlink()
+    skill_md.symlink_to(outside / "secrets.txt")
+    real_lstat = os.lstat
+    monkeypatch.setattr(
+        os, "lstat", lambda path, *a, **k: regular if Path(path) == skill_md else real_lstat(path)
+    )
+    with pytest.raises(FileRefused, match="is a symbolic link"):
+        read_regular_file(skill_md, 1 << 20)
+
+
+def test_the_folder_named_on_the_command_line_may_itself_be_a_link(bundle, tmp_path):
+    """The operator chose that path; what is inside it is checked as above."""
+    (tmp_path / "current").symlink_to(bundle, target_is_directory=True)
+    call_command("bundle_load", str(tmp_path / "current"), stdout=io.StringIO())
+    assert Bundle.objects.filter(slug="ledger-tools").exists()
+
+
+def stored_upload_problems(data: bytes) -> list[str]:
+    token = upload_store([data])
+    with pytest.raises(BundleFileError) as refusal:
+        upload_read(token)
+    return refusal.value.problems
+
+
+def link_zip(bundle: Path, links: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(bundle.rglob("*")):
+            name = str(path.relative_to(bundle))
+            if path.is_file() and name not in links:
+                archive.write(path, name)
+        for name, target in links.items():
+            member = zipfile.ZipInfo(name)
+            member.create_system = 3
+            member.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(member, target)
+    return buffer.getvalue()
+
+
+def link_tar(bundle: Path, links: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(bundle.rglob("*")):
+            name = str(path.relative_to(bundle))
+            if path.is_file() and name not in links:
+                archive.add(path, name)
+        for name, target in links.items():
+            member = tarfile.TarInfo(name)
+            member.type, member.linkname = tarfile.SYMTYPE, target
+            archive.addfile(member)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("make", [link_zip, link_tar], ids=["zip", "tar.gz"])
+def test_an_uploaded_archive_with_links_is_refused_naming_each(bundle, outside, settings, make):
+    settings.DATA_DIR = outside.parent / "data"
+    links = {
+        "bundle.yaml": str(outside / "secrets.txt"),
+        "skills/ledger-lookup/SKILL.md": str(outside / "secrets.txt"),
+        "skills/ledger-export/references/shadow": "/etc/shadow",
+    }
+    problems = stored_upload_problems(make(bundle, links))
+    for name in links:
+        assert any(p.startswith(f"{name}: refused: it is a") and "link" in p for p in problems)
+    assert not any("hunter2" in p or "db_password" in p for p in problems)
