@@ -10,11 +10,14 @@
   database and data/ are readable by their owner only.
 """
 
+import base64
 import io
 import os
 import re
 import signal
 import stat
+import subprocess
+import sys
 import tarfile
 import zipfile
 from contextlib import contextmanager
@@ -23,6 +26,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.core.checks import Tags, run_checks
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
@@ -497,3 +501,86 @@ def test_an_uploaded_archive_with_links_is_refused_naming_each(bundle, outside, 
     for name in links:
         assert any(p.startswith(f"{name}: refused: it is a") and "link" in p for p in problems)
     assert not any("hunter2" in p or "db_password" in p for p in problems)
+
+
+# --- development defaults: the key warned about, the files kept private ----------------
+
+
+def test_check_warns_while_the_development_key_encryption_key_is_in_use(settings):
+    warnings = [m for m in run_checks(tags=[Tags.security]) if m.id == "pixie.W001"]
+    assert len(warnings) == 1
+    assert "derived from a secret written in Pixie's source" in warnings[0].msg
+    assert "Set PIXIE_KEY_ENCRYPTION_KEY" in warnings[0].hint
+    output = io.StringIO()
+    call_command("check", stdout=output, stderr=output)
+    assert "(pixie.W001)" in output.getvalue()
+
+    settings.PIXIE_KEY_ENCRYPTION_KEY = base64.b64encode(os.urandom(32)).decode()
+    assert "pixie.W001" not in {m.id for m in run_checks(tags=[Tags.security])}
+
+
+def manage(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    """manage.py as a developer runs it: default settings, SQLite under PIXIE_DATA_DIR,
+    and a umask that would leave new files readable by everyone."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "DEBUG", "SECRET_KEY", "PIXIE_KEY_ENCRYPTION_KEY"}
+    }
+    env["PIXIE_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_fresh_sqlite_database_and_its_folder_are_the_owners_only(tmp_path, record_property):
+    data_dir = tmp_path / "data"
+    result = manage("migrate", "--noinput", data_dir=data_dir)
+    assert result.returncode == 0, result.stderr
+    database = data_dir / "pixie.sqlite3"
+    assert database.stat().st_size > 0  # migrate wrote into the file made private first
+    assert (mode_of(data_dir), mode_of(database)) == (0o700, 0o600)
+    check = manage("check", data_dir=data_dir)
+    assert "pixie.W001" in check.stdout + check.stderr
+    assert "pixie.W002" not in check.stdout + check.stderr
+    record_property("figure", "data/ 0700 and pixie.sqlite3 0600 under umask 022")
+
+
+def test_a_database_and_folder_left_readable_are_tightened_at_startup(tmp_path):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)
+    database = data_dir / "pixie.sqlite3"
+    database.touch()
+    database.chmod(0o644)
+    Path(f"{database}-wal").touch()
+    Path(f"{database}-wal").chmod(0o664)
+    result = manage("check", data_dir=data_dir)
+    assert result.returncode == 0, result.stderr
+    assert mode_of(data_dir) == 0o700
+    assert mode_of(database) == 0o600
+    assert mode_of(Path(f"{database}-wal")) == 0o600
+
+
+def test_check_reports_data_it_could_not_tighten(tmp_path, settings, monkeypatch):
+    """Files of another user cannot be chmod-ed by Pixie: the check names them instead."""
+    from pixie import checks
+
+    loose = tmp_path / "someone-elses.sqlite3"
+    loose.touch()
+    loose.chmod(0o644)
+    settings.DATA_DIR = tmp_path
+    tmp_path.chmod(0o700)
+    monkeypatch.setattr(checks, "_sqlite_file", lambda: str(loose))
+    warnings = [m for m in checks.private_files_check(None) if m.id == "pixie.W002"]
+    assert len(warnings) == 1 and f"{loose} (0644)" in warnings[0].msg
