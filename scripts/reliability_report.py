@@ -22,7 +22,14 @@ SECTIONS = [
     ("test_production", "Production run"),
     ("test_load", "6. Load"),
     ("test_backup", "7. Backups"),
+    ("test_small_holes", "12. Smaller holes"),
 ]
+
+
+def section_order(title: str) -> tuple[float, str]:
+    """Numbered sections in their numbers' order (12 after 7), the others after them."""
+    number = title.split(".", 1)[0]
+    return (int(number) if number.isdigit() else float("inf"), title)
 
 
 def section_of(classname: str) -> str:
@@ -58,7 +65,7 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
           f"PostgreSQL and Redis from DATABASE_URL / REDIS_URL.\n")  # fmt: skip
     print(f"**{totals['passed']} passed, {totals['failed']} failed, "
           f"{totals['skipped']} skipped.**\n")  # fmt: skip
-    for title in sorted(rows):
+    for title in sorted(rows, key=section_order):
         print(f"## {title}\n")
         print("| test | outcome | figure | seconds |")
         print("| --- | --- | --- | ---: |")
