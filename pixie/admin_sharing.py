@@ -319,6 +319,6 @@ class MessageAdmin(ServiceManagedAdmin):
             original=message,
             outcome=outcome,
             lines=svc.outcome_lines(outcome),
-            skills_url=f"{skills_url}?workspace__id__exact={message.workspace_id}&advertised__exact=0",
+            skills_url=f"{skills_url}?workspace={message.workspace.slug}&advertised__exact=0",
             inbox_url=inbox_url(message.workspace),
         )
