@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce
 from reversion.admin import VersionAdmin
 
 from pixie.admin_scoping import (
+    MemberWorkspaceFilter,
     ReadOnlyInline,
     ServiceManagedAdmin,
     SharedChoicesInline,
@@ -443,7 +444,7 @@ class SkillRevisionInline(ReadOnlyInline):
 class WorkspaceSkillAdmin(ServiceManagedAdmin):
     # Edits, renames, shares and promotion go through the skill's own pages and services.
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
-    list_filter = ["enabled", "advertised", "workspace"]
+    list_filter = ["enabled", "advertised", MemberWorkspaceFilter]
     search_fields = ["slug"]
     list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
     readonly_fields = ["head"]
@@ -469,7 +470,9 @@ class WorkspaceSkillAdmin(ServiceManagedAdmin):
 @admin.register(Installation)
 class InstallationAdmin(ServiceManagedAdmin):
     list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
-    list_filter = ["bundle"]
+    # Only the bundles installed in the user's workspaces: another workspace's draft
+    # bundle is named after it.
+    list_filter = [MemberWorkspaceFilter, ("bundle", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
     change_form_template = "admin/catalog/installation/change_form.html"
 

@@ -23,7 +23,14 @@ SECTIONS = [
     ("test_load", "6. Load"),
     ("test_backup", "7. Backups"),
     ("test_publisher_review", "11. Publisher review"),
+    ("test_small_holes", "12. Smaller holes"),
 ]
+
+
+def section_order(title: str) -> tuple[float, str]:
+    """Numbered sections in their numbers' order (12 after 7), the others after them."""
+    number = title.split(".", 1)[0]
+    return (int(number) if number.isdigit() else float("inf"), title)
 
 
 def section_of(classname: str) -> str:
@@ -59,7 +66,7 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
           f"PostgreSQL and Redis from DATABASE_URL / REDIS_URL.\n")  # fmt: skip
     print(f"**{totals['passed']} passed, {totals['failed']} failed, "
           f"{totals['skipped']} skipped.**\n")  # fmt: skip
-    for title in sorted(rows):
+    for title in sorted(rows, key=section_order):
         print(f"## {title}\n")
         print("| test | outcome | figure | seconds |")
         print("| --- | --- | --- | ---: |")
@@ -72,7 +79,7 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
                 print(lines.read().strip().replace("## Load", "### The load run's figures", 1))
             print()
     if audit:
-        print("## 8. Supply chain\n")
+        print("## Supply chain\n")
         print("`scripts/audit` (bandit on our code, pip-audit on `requirements/lock-test.txt`):\n")
         print("```")
         with open(audit, encoding="utf-8") as lines:
