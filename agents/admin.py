@@ -2,7 +2,12 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pixie.admin_scoping import ReadOnlyInline, ServiceManagedAdmin, WorkspaceScopedAdmin
+from pixie.admin_scoping import (
+    MemberWorkspaceFilter,
+    ReadOnlyInline,
+    ServiceManagedAdmin,
+    WorkspaceScopedAdmin,
+)
 
 from .admin_pages import agent_page_urls
 from .models import Agent, AgentSkill, Turn, TurnSkill
@@ -25,7 +30,7 @@ class AgentSkillInline(ReadOnlyInline):
 @admin.register(Agent)
 class AgentAdmin(WorkspaceScopedAdmin):
     list_display = ["name", "slug", "workspace", "created_at"]
-    list_filter = ["workspace"]
+    list_filter = [MemberWorkspaceFilter]
     search_fields = ["name", "slug"]
     list_select_related = ["workspace"]
     inlines = [AgentSkillInline]
@@ -64,7 +69,7 @@ class TurnAdmin(ServiceManagedAdmin):
 
     workspace_field = "agent__workspace"
     list_display = ["__str__", "agent", "outcome", "started_at", "finished_at"]
-    list_filter = ["outcome"]
+    list_filter = [MemberWorkspaceFilter, "outcome"]
     list_select_related = ["agent__workspace"]
     inlines = [TurnSkillInline]
     readonly_fields = ["agent", "outcome", "started_at", "finished_at"]

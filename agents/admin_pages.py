@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from catalog.models import WorkspaceSkill
+from catalog.models import CatalogReview, WorkspaceSkill
 from pixie.errors import PixieError
 from pixie.models import Membership
 from pixie.permissions import role_in
@@ -122,8 +122,9 @@ def agent_page_urls(model_admin):
             else:
                 model_admin.message_user(
                     request,
-                    f"Published {published} from the skills of {agent.name}. Install it on "
-                    "another agent or workspace with an ordinary install plan.",
+                    f"Published {published} from the skills of {agent.name}. "
+                    + _review_note(published)
+                    + " Install it on another agent with an ordinary install plan.",
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(reverse("admin:catalog_plan_ask"))
@@ -139,6 +140,14 @@ def agent_page_urls(model_admin):
         path("<int:agent_id>/prompt/", view(prompt_view), name="agents_agent_prompt"),
         path("<int:agent_id>/menu/", view(menu_view), name="agents_agent_menu"),
     ]
+
+
+def _review_note(bundle_version) -> str:
+    if bundle_version.catalog_review == CatalogReview.APPROVED:
+        return "It is in the catalog every workspace sees."
+    held = "".join(f" Held because {flag}." for flag in bundle_version.catalog_review_flags)
+    publisher = bundle_version.bundle.publisher.name
+    return f"Only {publisher} sees it until an operator approves it for the catalog.{held}"
 
 
 def _apply(request, agent: Agent, action: str) -> None:

@@ -181,6 +181,12 @@ class PromotedSerializer(serializers.Serializer):
     bundle = serializers.CharField()
     version = serializers.CharField()
     status = serializers.CharField()
+    catalog_review = serializers.CharField(
+        help_text="pending: only this workspace sees it until an operator approves it."
+    )
+    catalog_review_flags = serializers.ListField(
+        child=serializers.CharField(), help_text="Why it was held for review, if it was."
+    )
 
 
 class AgentPromote(AgentView, APIView):
@@ -196,6 +202,8 @@ class AgentPromote(AgentView, APIView):
                 "bundle": published.bundle.slug,
                 "version": published.version,
                 "status": published.status,
+                "catalog_review": published.catalog_review,
+                "catalog_review_flags": published.catalog_review_flags,
             },
             status=201,
         )

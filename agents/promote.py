@@ -3,7 +3,10 @@
 The cheapest useful bundle is one a workspace built by hand and wants on a
 second agent. Its enabled skills (in order, with this agent's overrides), the
 hosts and credential names they use, and their approval rules become a draft
-bundle version, which then goes through the operator's publish checks.
+bundle version, which then goes through the operator's publish checks. Other
+workspaces see it once an operator approves it for the catalog (or at once, if the
+operator trusts the workspace as a publisher); a name imitating another publisher's
+bundle is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from catalog.models import (
     SkillRevision,
     SkillVersion,
 )
+from catalog.services.catalog_review import imitation_check
 from catalog.services.publishing import bundle_version_publish
 from catalog.skill_content import skill_digest
 from catalog.validators import is_semver
@@ -68,6 +72,18 @@ def assembly_promote(
         problems.append(f"bundle {slug} belongs to another publisher; choose another slug")
     if bundle is not None and bundle.versions.filter(version=version).exists():
         problems.append(f"{slug} {version} already exists; choose a newer version")
+    # Refused before anything is written; publishing checks again for every other door.
+    publisher = Publisher.objects.filter(
+        kind=Publisher.Kind.WORKSPACE, workspace=agent.workspace
+    ).first()
+    problems.extend(
+        imitation_check(
+            publisher=publisher,
+            publisher_name=publisher.name if publisher else agent.workspace.name,
+            slug=slug,
+            name=bundle.name if bundle is not None else name,
+        ).refusals
+    )
     if problems:
         raise ValidationFailed(problems)
 

@@ -8,12 +8,15 @@ from django.db.models.functions import Coalesce
 from reversion.admin import VersionAdmin
 
 from pixie.admin_scoping import (
+    MemberWorkspaceFilter,
     ReadOnlyInline,
     ServiceManagedAdmin,
     SharedChoicesInline,
 )
 from pixie.errors import PixieError
+from pixie.permissions import is_operator
 
+from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .models import (
     Bundle,
     BundleCredential,
@@ -30,7 +33,16 @@ from .models import (
     WorkspaceSkill,
 )
 from .services import bundle_version_publish, bundle_version_yank, skill_version_publish
+from .services.catalog_review import review_queue
 from .services.publishing import skill_package_check, skill_package_create
+
+REVIEW_FIELDS = [
+    "catalog_review",
+    "catalog_review_flags",
+    "catalog_review_reason",
+    "catalog_reviewed_at",
+    "catalog_reviewed_by",
+]
 
 
 def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
@@ -48,12 +60,22 @@ def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
 
 
 @admin.register(Publisher)
-class PublisherAdmin(VersionAdmin):
-    list_display = ["name", "slug", "kind", "workspace"]
-    list_filter = ["kind"]
+class PublisherAdmin(PublisherTrustPages, VersionAdmin):
+    list_display = ["name", "slug", "kind", "trusted", "workspace"]
+    list_filter = ["kind", "trusted"]
     search_fields = ["name", "slug"]
     list_select_related = ["workspace"]
     autocomplete_fields = ["workspace"]
+    # Trust is given and withdrawn on its own (publisher_trust, recorded), not in the form.
+    readonly_fields = ["trusted"]
+    change_form_template = "admin/catalog/publisher/change_form.html"
+
+    def get_urls(self):
+        return self.trust_urls() + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = {"can_trust": is_operator(request.user)}
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
 
 @admin.register(Tool)
@@ -182,15 +204,15 @@ class SkillVersionAdmin(VersionAdmin):
 
 class BundleVersionInline(ReadOnlyInline):
     model = BundleVersion
-    fields = ["version", "status", "published_at", "yank_reason"]
+    fields = ["version", "status", "catalog_review", "published_at", "yank_reason"]
     readonly_fields = fields
 
 
 @admin.register(Bundle)
 class BundleAdmin(VersionAdmin):
     ordering = ["name"]  # Meta.ordering is dropped by the Count annotation
-    list_display = ["name", "slug", "publisher", "version_count", "created_at"]
-    list_filter = ["publisher"]
+    list_display = ["name", "slug", "offered_by", "version_count", "created_at"]
+    list_filter = ["publisher__kind", "publisher__trusted", "publisher"]
     search_fields = ["name", "slug"]
     list_select_related = ["publisher"]
     autocomplete_fields = ["publisher"]
@@ -211,6 +233,10 @@ class BundleAdmin(VersionAdmin):
     @admin.display(description="Versions", ordering="version_count")
     def version_count(self, obj):
         return obj.version_count
+
+    @admin.display(description="Publisher", ordering="publisher__name")
+    def offered_by(self, obj):
+        return obj.publisher.label
 
 
 class FrozenWhenPublished:
@@ -288,11 +314,19 @@ class YankForm(ActionForm):
 
 
 @admin.register(BundleVersion)
-class BundleVersionAdmin(VersionAdmin):
-    list_display = ["bundle", "version", "status", "skill_count", "published_at"]
-    list_filter = ["status", "bundle"]
+class BundleVersionAdmin(CatalogReviewPages, VersionAdmin):
+    list_display = [
+        "bundle",
+        "version",
+        "offered_by",
+        "status",
+        "catalog_review",
+        "skill_count",
+        "published_at",
+    ]
+    list_filter = ["status", "catalog_review", "bundle__publisher__kind", "bundle"]
     search_fields = ["bundle__name", "bundle__slug", "version"]
-    list_select_related = ["bundle"]
+    list_select_related = ["bundle__publisher"]
     autocomplete_fields = ["bundle"]
     inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
     actions = ["publish", "yank"]
@@ -310,6 +344,7 @@ class BundleVersionAdmin(VersionAdmin):
         "yanked_at",
         "yanked_by",
         "yank_reason",
+        *REVIEW_FIELDS,
     ]
     state_fields = [
         "status",
@@ -318,13 +353,14 @@ class BundleVersionAdmin(VersionAdmin):
         "yanked_at",
         "yanked_by",
         "yank_reason",
+        *REVIEW_FIELDS,
     ]
 
     def get_queryset(self, request):
         return (
             super()
             .get_queryset(request)
-            .select_related("bundle", "published_by", "yanked_by")
+            .select_related("bundle__publisher", "published_by", "yanked_by")
             .annotate(skill_count=Count("skills"))
         )
 
@@ -332,10 +368,18 @@ class BundleVersionAdmin(VersionAdmin):
     def skill_count(self, obj):
         return obj.skill_count
 
+    @admin.display(description="Publisher", ordering="bundle__publisher__name")
+    def offered_by(self, obj):
+        return obj.bundle.publisher.label
+
     def get_urls(self):
         from .admin_bundle_upload import bundle_upload_urls
 
-        return bundle_upload_urls(self) + super().get_urls()
+        return self.review_urls() + bundle_upload_urls(self) + super().get_urls()
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"awaiting_review": review_queue().count() if is_operator(request.user) else None}
+        return super().changelist_view(request, {**extra, **(extra_context or {})})
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
@@ -400,7 +444,7 @@ class SkillRevisionInline(ReadOnlyInline):
 class WorkspaceSkillAdmin(ServiceManagedAdmin):
     # Edits, renames, shares and promotion go through the skill's own pages and services.
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
-    list_filter = ["enabled", "advertised", "workspace"]
+    list_filter = ["enabled", "advertised", MemberWorkspaceFilter]
     search_fields = ["slug"]
     list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
     readonly_fields = ["head"]
@@ -426,7 +470,9 @@ class WorkspaceSkillAdmin(ServiceManagedAdmin):
 @admin.register(Installation)
 class InstallationAdmin(ServiceManagedAdmin):
     list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
-    list_filter = ["bundle"]
+    # Only the bundles installed in the user's workspaces: another workspace's draft
+    # bundle is named after it.
+    list_filter = [MemberWorkspaceFilter, ("bundle", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
     change_form_template = "admin/catalog/installation/change_form.html"
 

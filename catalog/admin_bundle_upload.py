@@ -126,6 +126,14 @@ def bundle_upload_urls(model_admin):
             f"{result.skill_versions_reused} reused.",
             messages.SUCCESS,
         )
+        if not version.is_draft and not version.in_catalog:
+            held = "".join(f" Held because {flag}." for flag in version.catalog_review_flags)
+            model_admin.message_user(
+                request,
+                f"{version} awaits review before workspaces see it (its publisher is "
+                f"not trusted): approve it in the review queue.{held}",
+                messages.WARNING,
+            )
         for notice in result.notices:
             model_admin.message_user(request, notice, messages.INFO)
         return HttpResponseRedirect(

@@ -21,8 +21,9 @@ from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 from pixie.permissions import role_in
 
-from .models import BundleVersion, Plan, Status
+from .models import BundleVersion, CatalogReview, Plan, Status
 from .plan_display import grouped_steps
+from .selectors import visible_versions
 from .services.plans import plan_approve, plan_create, plan_reject
 from .services.repoint import progress_of, repoint_backlog, repoint_create
 
@@ -33,7 +34,7 @@ class AskForPlanForm(forms.Form):
     workspace = forms.ModelChoiceField(queryset=Workspace.objects.none())
     kind = forms.ChoiceField(choices=Plan.Kind.choices)
     bundle_version = forms.ModelChoiceField(
-        queryset=BundleVersion.objects.filter(status=Status.PUBLISHED).select_related("bundle"),
+        queryset=BundleVersion.objects.none(),
         required=False,
         help_text="For an uninstall, any version of the installed bundle; none for a repoint.",
     )
@@ -53,6 +54,26 @@ class AskForPlanForm(forms.Form):
             "workspace"
         )
         self.fields["agents"].label_from_instance = lambda a: f"{a.name} ({a.workspace.slug})"
+        # What the user's workspaces may see, each with its publisher; plan_create checks
+        # again against the chosen workspace.
+        self.fields["bundle_version"].queryset = (
+            visible_versions(user)
+            .filter(status=Status.PUBLISHED)
+            .select_related("bundle__publisher")
+            .order_by("bundle__name", "bundle__slug", "-published_at")
+        )
+        self.fields["bundle_version"].label_from_instance = offered_label
+
+
+def offered_label(bundle_version: BundleVersion) -> str:
+    """A version as it is offered: its publisher named, the operator's mark, and whether
+    other workspaces see it."""
+    label = f"{bundle_version} by {bundle_version.bundle.publisher.label}"
+    if bundle_version.catalog_review == CatalogReview.PENDING:
+        return f"{label} [awaiting review: only its workspace sees it]"
+    if bundle_version.catalog_review == CatalogReview.REFUSED:
+        return f"{label} [refused for the catalog: {bundle_version.catalog_review_reason}]"
+    return label
 
 
 @admin.register(Plan)

@@ -21,6 +21,7 @@ all of them at once. Nothing is skipped silently: a file deliberately ignored
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -192,18 +193,72 @@ def _decode(data: bytes, problems: list[str], label: str) -> str | None:
     return text
 
 
+LINK_REFUSED = "is a symbolic link; a bundle holds files, not links (copy the file in its place)"
+FOLDER_LINK_REFUSED = (
+    "is a symbolic link; a bundle holds folders, not links (copy the folder in its place)"
+)
+SPECIAL_REFUSED = "is not a regular file (a device, pipe or socket)"
+
+
+class FileRefused(Exception):
+    """A path that is not read: why, in words that follow its name."""
+
+
+def kind_problem(mode: int) -> str | None:
+    """Why an entry of this (lstat) mode is not read as a file, or None for a regular file."""
+    if stat.S_ISLNK(mode):
+        return LINK_REFUSED
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return SPECIAL_REFUSED
+    return None
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file. A link, device, pipe or socket is refused (FileRefused)
+    without being opened for reading: the path is looked at with lstat, then opened without
+    following a link and without waiting on a pipe, and looked at again once open, so a file
+    swapped for a link in between is refused too."""
+    try:
+        problem = kind_problem(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        raise FileRefused("file is missing") from None
+    except OSError as exc:
+        raise FileRefused(f"cannot be read ({exc.strerror})") from None
+    if problem:
+        raise FileRefused(problem)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(LINK_REFUSED) from None
+        raise FileRefused(f"cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        problem = kind_problem(info.st_mode)
+        if problem:
+            raise FileRefused(problem)
+        if info.st_size > limit:
+            raise FileRefused(
+                f"is {info.st_size:,} bytes; the limit for one file is {limit:,} "
+                "(PIXIE_SKILL_FILE_MAX_BYTES)"
+            )
+        data = file.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        raise FileRefused(f"is larger than {limit:,} bytes (PIXIE_SKILL_FILE_MAX_BYTES)")
+    return data
+
+
 def _read_text(path: Path, problems: list[str], label: str) -> str | None:
     """A text file's content with a leading BOM dropped and CRLF read as LF."""
-    if not path.is_file():
-        problems.append(f"{label}: file is missing")
+    try:
+        data = read_regular_file(path, settings.PIXIE_SKILL_FILE_MAX_BYTES)
+    except FileRefused as exc:
+        problems.append(f"{label}: {exc}")
         return None
-    limit = settings.PIXIE_SKILL_FILE_MAX_BYTES
-    if path.stat().st_size > limit:
-        problems.append(
-            f"{label}: file is larger than {limit:,} bytes (PIXIE_SKILL_FILE_MAX_BYTES)"
-        )
-        return None
-    text = _decode(path.read_bytes(), problems, label)
+    text = _decode(data, problems, label)
     return None if text is None else text.removeprefix(BOM).replace("\r\n", "\n")
 
 
@@ -477,17 +532,14 @@ def read_skill_folder(
                 continue
             mode = entry.stat(follow_symlinks=False).st_mode
             if stat.S_ISLNK(mode):
-                problems.append(
-                    f"{where}: is a symbolic link; a skill folder holds files, not links "
-                    "(copy the file in its place)"
-                )
+                problems.append(f"{where}: {LINK_REFUSED}")
             elif stat.S_ISDIR(mode):
                 if entry.name in IGNORED_DIRS:
                     notices.append(f"{where}/: ignored (tool or version-control folder)")
                 else:
                     pending.append((Path(entry.path), relative + "/"))
             elif not stat.S_ISREG(mode):
-                problems.append(f"{where}: is not a regular file (a device, pipe or socket)")
+                problems.append(f"{where}: {SPECIAL_REFUSED}")
             elif entry.name in IGNORED_FILES or entry.name.endswith(".pyc"):
                 notices.append(f"{where}: ignored (operating-system or compiler clutter)")
             else:
@@ -502,7 +554,11 @@ def read_skill_folder(
                 if budget.left < 0:
                     budget.exceeded = True
                     continue
-                data = Path(entry.path).read_bytes()
+                try:
+                    data = read_regular_file(Path(entry.path), limit)
+                except FileRefused as exc:
+                    problems.append(f"{where}: {exc}")
+                    continue
                 if relative == SKILL_FILE:
                     skill_md = _decode(data, problems, where)
                 else:
@@ -520,10 +576,11 @@ def read_skill_folder(
 
 def _read_manifest(folder: Path, problems: list[str]) -> tuple[dict | None, str]:
     toml_path, yaml_path = folder / "bundle.toml", folder / "bundle.yaml"
-    if toml_path.exists() and yaml_path.exists():
+    # lexists: a link is there (and refused by name), whether or not it leads anywhere.
+    if os.path.lexists(toml_path) and os.path.lexists(yaml_path):
         problems.append(f"{folder}: has both bundle.toml and bundle.yaml; keep one")
         return None, "bundle.toml"
-    if yaml_path.exists():
+    if os.path.lexists(yaml_path):
         text = _read_text(yaml_path, problems, "bundle.yaml")
         if text is None:
             return None, "bundle.yaml"
@@ -605,7 +662,7 @@ def _notice_strays(folder: Path, listed, label: str, notices: list[str]) -> None
         notices.append(f"{entry}: not part of any skill ({label} lists skills under skills/); "
                        "not stored")  # fmt: skip
     skills_dir = folder / "skills"
-    if skills_dir.is_dir():
+    if skills_dir.is_dir() and not skills_dir.is_symlink():
         for entry in sorted(os.listdir(skills_dir)):
             if entry not in listed and entry not in IGNORED_FILES:
                 notices.append(f"skills/{entry}: not listed in {label}'s 'skills'; not loaded")
@@ -633,6 +690,9 @@ def _skills(folder: Path, value, version: str, approvals: dict, label: str,
         return []
     specs, seen = [], set()
     budget = _Budget(left=settings.PIXIE_BUNDLE_MAX_BYTES)
+    if os.path.islink(folder / "skills"):
+        problems.append(f"skills: {FOLDER_LINK_REFUSED}")
+        return []
     for slug in value:
         if not is_slug(slug):
             problems.append(f"{label}: skill {slug!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$")
@@ -643,8 +703,16 @@ def _skills(folder: Path, value, version: str, approvals: dict, label: str,
         seen.add(slug)
         skill_label = f"skills/{slug}"
         skill_dir = folder / "skills" / slug
-        if skill_dir.is_symlink() or not skill_dir.is_dir():
-            problems.append(f"{skill_label}/{SKILL_FILE}: file is missing")
+        if skill_dir.is_symlink():
+            problems.append(f"{skill_label}: {FOLDER_LINK_REFUSED}")
+            continue
+        if not skill_dir.is_dir():
+            missing = not os.path.lexists(skill_dir)
+            problems.append(
+                f"{skill_label}/{SKILL_FILE}: file is missing"
+                if missing
+                else f"{skill_label}: is not a folder"
+            )
             continue
         raw, files = read_skill_folder(skill_dir, skill_label, problems, notices, budget)
         if raw is None:

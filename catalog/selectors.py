@@ -1,23 +1,73 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    prefetch_related_objects,
+)
 from django.http import Http404
 
-from .models import Bundle, BundleSkill, BundleVersion, SkillFile, Status
+from pixie.permissions import any_membership_q, member_q, operator_q
+
+from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, SkillFile, Status
 from .validators import version_key
+
+# Every workspace sees it (BundleVersion.in_catalog, as a condition).
+IN_CATALOG = Q(catalog_review=CatalogReview.APPROVED) & ~Q(status=Status.DRAFT)
+PUBLISHING_WORKSPACE = "bundle__publisher__workspace"
 
 
 def visible_versions(user) -> QuerySet[BundleVersion]:
-    """Staff see drafts; everyone else sees what was published (yanked included)."""
+    """The bundle versions a user may see: the one rule every list, page, download and
+    plan form asks.
+
+    Operators see every version. Anyone else sees the versions approved for the
+    catalog (yanked included), provided they belong to a workspace, and every
+    version a workspace they belong to published (drafts, pending and refused ones
+    included). A login of no workspace sees none. One query, with the rest of it:
+    the roles are conditions inside it, not reads of their own.
+    """
     versions = BundleVersion.objects.all()
-    if not user.is_staff:
-        versions = versions.exclude(status=Status.DRAFT)
-    return versions
+    if not user.is_authenticated or not user.is_active:
+        return versions.none()
+    if user.is_superuser:
+        return versions
+    return versions.filter(
+        operator_q(user)
+        | (IN_CATALOG & any_membership_q(user))
+        | member_q(user, workspace_field=PUBLISHING_WORKSPACE)
+    )
+
+
+def _workspace_may_see(workspace) -> Q:
+    return IN_CATALOG | Q(**{PUBLISHING_WORKSPACE: workspace})
+
+
+def versions_visible_to_workspace(workspace) -> QuerySet[BundleVersion]:
+    """What a workspace may plan: the catalog, and what it published itself."""
+    return BundleVersion.objects.filter(_workspace_may_see(workspace))
+
+
+def visible_to_workspace(workspace) -> ExpressionWrapper:
+    """The same rule as a column of each row read, so a check costs no query of its own."""
+    return ExpressionWrapper(_workspace_may_see(workspace), output_field=BooleanField())
 
 
 def bundle_list(*, user) -> QuerySet[Bundle]:
     versions = visible_versions(user).only(
-        "id", "bundle_id", "version", "status", "published_at", "yank_reason"
+        "id",
+        "bundle_id",
+        "version",
+        "status",
+        "published_at",
+        "yank_reason",
+        "catalog_review",
+        "catalog_review_reason",
     )
     # EXISTS rather than a join: no DISTINCT over wide rows, and a plain COUNT for the pages.
     return (

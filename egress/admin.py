@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from pixie.admin_scoping import WorkspaceScopedAdmin
+from pixie.admin_scoping import MemberWorkspaceFilter, WorkspaceScopedAdmin
 from pixie.errors import PixieError
 
 from .models import CredentialRequirement, EgressRule
@@ -10,7 +10,7 @@ from .services import credential_confirm
 @admin.register(EgressRule)
 class EgressRuleAdmin(WorkspaceScopedAdmin):
     list_display = ["host", "port", "workspace", "credential_name", "approved_by", "approved_at"]
-    list_filter = ["workspace"]
+    list_filter = [MemberWorkspaceFilter]
     search_fields = ["host", "credential_name"]
     list_select_related = ["workspace", "approved_by"]
 
@@ -18,7 +18,7 @@ class EgressRuleAdmin(WorkspaceScopedAdmin):
 @admin.register(CredentialRequirement)
 class CredentialRequirementAdmin(WorkspaceScopedAdmin):
     list_display = ["name", "workspace", "host", "confirmed", "confirmed_by"]
-    list_filter = ["confirmed", "workspace"]
+    list_filter = ["confirmed", MemberWorkspaceFilter]
     search_fields = ["name"]
     list_select_related = ["workspace", "confirmed_by"]
     actions = ["confirm_supplied"]

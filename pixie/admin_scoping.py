@@ -9,6 +9,8 @@ from django.contrib import admin
 from django.http import Http404
 from reversion.admin import VersionAdmin
 
+from .models import Workspace
+
 
 def member_workspace_ids(user) -> list[int]:
     cached = getattr(user, "_pixie_workspace_ids", None)
@@ -16,6 +18,30 @@ def member_workspace_ids(user) -> list[int]:
         cached = list(user.memberships.values_list("workspace_id", flat=True))
         user._pixie_workspace_ids = cached
     return cached
+
+
+class MemberWorkspaceFilter(admin.SimpleListFilter):
+    """Filter by workspace, offering only the workspaces the user may see (superusers:
+    all). Django's own filter on a workspace field lists every workspace's name."""
+
+    title = "workspace"
+    parameter_name = "workspace"
+
+    def __init__(self, request, params, model, model_admin):
+        # The lookup from the listed model to its workspace, as the admin scopes it.
+        self.workspace_field = getattr(model_admin, "workspace_field", "workspace")
+        super().__init__(request, params, model, model_admin)
+
+    def lookups(self, request, model_admin):
+        workspaces = Workspace.objects.order_by("name")
+        if not request.user.is_superuser:
+            workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
+        return [(workspace.slug, workspace.name) for workspace in workspaces]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(**{f"{self.workspace_field}__slug": self.value()})
+        return queryset
 
 
 class WorkspaceScopedAdmin(VersionAdmin):

@@ -18,7 +18,7 @@ from django.utils.html import format_html
 
 from . import crypto
 from . import sharing as svc
-from .admin_scoping import ServiceManagedAdmin, member_workspace_ids
+from .admin_scoping import MemberWorkspaceFilter, ServiceManagedAdmin, member_workspace_ids
 from .errors import PixieError
 from .models import Contact, Membership, Message, Workspace
 from .permissions import role_in
@@ -51,24 +51,6 @@ def owned_workspaces(user):
     return Workspace.objects.filter(
         memberships__user=user, memberships__role=Membership.Role.OWNER
     ).order_by("name")
-
-
-class MemberWorkspaceFilter(admin.SimpleListFilter):
-    """Filter by workspace, offering only the workspaces the user may see."""
-
-    title = "workspace"
-    parameter_name = "workspace"
-
-    def lookups(self, request, model_admin):
-        workspaces = Workspace.objects.order_by("name")
-        if not request.user.is_superuser:
-            workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
-        return [(workspace.slug, workspace.name) for workspace in workspaces]
-
-    def queryset(self, request, queryset):
-        if self.value():
-            return queryset.filter(workspace__slug=self.value())
-        return queryset
 
 
 # --- contacts ---------------------------------------------------------------------
@@ -338,6 +320,6 @@ class MessageAdmin(ServiceManagedAdmin):
             original=message,
             outcome=outcome,
             lines=svc.outcome_lines(outcome),
-            skills_url=f"{skills_url}?workspace__id__exact={message.workspace_id}&advertised__exact=0",
+            skills_url=f"{skills_url}?workspace={message.workspace.slug}&advertised__exact=0",
             inbox_url=inbox_url(message.workspace),
         )

@@ -10,6 +10,8 @@ class PixieConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from . import checks  # noqa: F401  (registers pixie.W001 and pixie.W002)
+
         connection_created.connect(sqlite_real_parameter_limit, dispatch_uid="pixie-sqlite-limit")
 
 

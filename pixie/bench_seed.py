@@ -44,6 +44,7 @@ from catalog.models import (
     BundleHost,
     BundleSkill,
     BundleVersion,
+    CatalogReview,
     Publisher,
     SkillPackage,
     SkillRevision,
@@ -333,8 +334,8 @@ class _Seeder:
         self._write(
             "publishers",
             Publisher,
-            ["id", "slug", "name", "kind", "created_at"],
-            [(publisher_id, f"{prefix}-ops", f"{prefix} operations", "operator", now)],
+            ["id", "slug", "name", "kind", "trusted", "created_at"],
+            [(publisher_id, f"{prefix}-ops", f"{prefix} operations", "operator", False, now)],
         )
         per_bundle = sizes.skills_per_bundle
         count = sizes.bundles * per_bundle
@@ -432,6 +433,10 @@ class _Seeder:
                 "published_at",
                 "published_by_id",
                 "yank_reason",
+                "catalog_review",
+                "catalog_review_flags",
+                "catalog_review_reason",
+                "catalog_reviewed_at",
             ],
             (
                 (
@@ -445,6 +450,10 @@ class _Seeder:
                     now,
                     operator_id,
                     "",
+                    CatalogReview.APPROVED,  # the operator's own: in the catalog
+                    self.empty_list,
+                    "",
+                    now,
                 )
                 for bundle_id, version_id in zip(bundle_ids, bundle_version_ids, strict=True)
             ),

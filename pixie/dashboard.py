@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from catalog.models import BundleVersion, Installation, Plan, SkillRevision, Status
+from catalog.models import Installation, Plan, SkillRevision, Status
+from catalog.selectors import versions_visible_to_workspace
 from catalog.services.repoint import pins_behind
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
@@ -20,9 +21,12 @@ def workspace_dashboard(*, workspace) -> dict:
         .select_related("bundle", "bundle_version")
         .order_by("bundle__name")
     )
-    published = BundleVersion.objects.filter(
-        bundle_id__in=[i.bundle_id for i in installations], status=Status.PUBLISHED
-    ).values_list("bundle_id", "version")
+    # Only versions the workspace may plan: another workspace's unreviewed one is not "newer".
+    published = (
+        versions_visible_to_workspace(workspace)
+        .filter(bundle_id__in=[i.bundle_id for i in installations], status=Status.PUBLISHED)
+        .values_list("bundle_id", "version")
+    )
     newest: dict[int, str] = {}
     for bundle_id, version in published:
         if bundle_id not in newest or version_key(version) > version_key(newest[bundle_id]):

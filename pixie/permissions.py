@@ -1,9 +1,12 @@
 """Who may see and change a workspace's data. Every page and endpoint asks here.
 
 A workspace's data is visible only to its members (others get 404, so ids of
-other workspaces reveal nothing); changing it needs the owner role.
+other workspaces reveal nothing); changing it needs the owner role. Operators
+(superusers and the group ``operators``) curate the catalog.
 """
 
+from django.contrib.auth.models import Group
+from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
 from .errors import PermissionRefused
@@ -42,4 +45,45 @@ def require_owner(*, user, workspace, role: str | None = None) -> None:
         raise PermissionRefused(
             f"Only an owner of {workspace.name} can do this; you are a member.",
             code="owner_required",
+        )
+
+
+OPERATORS_GROUP = "operators"
+
+
+def is_operator(user) -> bool:
+    """A superuser or a member of the group ``operators`` (one query, kept on the user)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    cached = getattr(user, "_pixie_is_operator", None)
+    if cached is None:
+        cached = user.groups.filter(name=OPERATORS_GROUP).exists()
+        user._pixie_is_operator = cached
+    return cached
+
+
+def operator_q(user) -> Q:
+    """is_operator as a condition inside another query, for reads that must stay one query.
+    The user must be an active, authenticated one."""
+    if user.is_superuser:
+        return Q(pk__isnull=False)
+    return Q(Exists(Group.objects.filter(name=OPERATORS_GROUP, user=user.pk)))
+
+
+def member_q(user, *, workspace_field: str) -> Q:
+    """The row's workspace (found through workspace_field) is one the user belongs to."""
+    return Q(Exists(Membership.objects.filter(user=user.pk, workspace=OuterRef(workspace_field))))
+
+
+def any_membership_q(user) -> Q:
+    return Q(Exists(Membership.objects.filter(user=user.pk)))
+
+
+def require_operator(*, user) -> None:
+    if not is_operator(user):
+        raise PermissionRefused(
+            "Only an operator (a superuser or a member of the group operators) can do this.",
+            code="operator_required",
         )

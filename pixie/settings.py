@@ -5,7 +5,9 @@ Production sets DATABASE_URL (PostgreSQL), REDIS_URL, SECRET_KEY, DEBUG=0 and
 ALLOWED_HOSTS.
 """
 
+import contextlib
 import os
+import stat
 from pathlib import Path
 
 import dj_database_url
@@ -27,12 +29,13 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", True)
+# Only for a developer's machine; production refuses to start without SECRET_KEY.
+DEVELOPMENT_SECRET_KEY = "django-insecure-pixie-development-only-key-not-for-production-use"  # noqa: S105
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    # Only for a developer's machine; production refuses to start without one.
-    SECRET_KEY = "django-insecure-pixie-development-only-key-not-for-production-use"  # noqa: S105
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -94,8 +97,33 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+
+
+def owner_only(data_dir: Path, database: str) -> None:
+    """Make data/ (0700) and the SQLite file (0600) readable by their owner only, or
+    tighten them if they already exist: the file holds every workspace's data and its
+    wrapped private keys. The file is created empty here, with its mode, rather than by
+    SQLite with the umask's; SQLite gives its journal and WAL files the file's mode.
+    What cannot be tightened (someone else's folder) `manage.py check` reports (pixie.W002).
+    """
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    paths = [data_dir]
+    if database and database != ":memory:" and not database.startswith("file:"):
+        # OSError: it exists (or its folder does not, which SQLite reports).
+        with contextlib.suppress(OSError):
+            os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        paths += [Path(database + suffix) for suffix in ("", "-journal", "-wal", "-shm")]
+    for path in paths:
+        try:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if mode & 0o077 and not path.is_symlink():
+                path.chmod(mode & 0o700)
+        except OSError:
+            continue
+
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    owner_only(DATA_DIR, str(DATABASES["default"]["NAME"]))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -165,7 +193,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "pixie.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "pixie.api.exception_handler",
@@ -245,14 +273,23 @@ PIXIE_PUBLIC_URL = os.environ.get("PIXIE_PUBLIC_URL", "http://127.0.0.1:8000").r
 # random bytes), which lives only in the environment, never in the database.
 # A developer's machine derives one from SECRET_KEY; with DEBUG off it must be
 # set, and sharing refuses to run without it.
-PIXIE_KEY_ENCRYPTION_KEY = os.environ.get("PIXIE_KEY_ENCRYPTION_KEY", "")
-if not PIXIE_KEY_ENCRYPTION_KEY and DEBUG:
+
+
+def development_key_encryption_key(secret_key: str) -> str:
     import base64
     import hashlib
 
-    PIXIE_KEY_ENCRYPTION_KEY = base64.b64encode(
-        hashlib.blake2b(SECRET_KEY.encode(), digest_size=32, person=b"pixie-key-wrap").digest()
+    return base64.b64encode(
+        hashlib.blake2b(secret_key.encode(), digest_size=32, person=b"pixie-key-wrap").digest()
     ).decode()
+
+
+PIXIE_KEY_ENCRYPTION_KEY = os.environ.get("PIXIE_KEY_ENCRYPTION_KEY", "")
+if not PIXIE_KEY_ENCRYPTION_KEY and DEBUG:
+    PIXIE_KEY_ENCRYPTION_KEY = development_key_encryption_key(SECRET_KEY)
+# The key derived from the secret written above: `manage.py check` warns while it is the
+# one in use (pixie.W001), since anyone with Pixie's source can derive it too.
+PIXIE_SOURCE_KEY_ENCRYPTION_KEY = development_key_encryption_key(DEVELOPMENT_SECRET_KEY)
 # Contacts' inboxes may be plain http:// only on a developer's machine.
 PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
 # A contact's inbox must resolve to public addresses only: loopback, private,

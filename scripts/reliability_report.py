@@ -24,12 +24,14 @@ SECTIONS = [
     ("test_backup", "7. Backups"),
     ("test_outbound_delivery", "10. Outbound delivery"),
     ("test_destinations", "10. Outbound delivery"),
+    ("test_publisher_review", "11. Publisher review"),
+    ("test_small_holes", "12. Smaller holes"),
 ]
 
 
 def section_order(title: str) -> tuple[float, str]:
-    # "10. Outbound delivery" after "9. …", not between "1." and "2.".
-    number = title.partition(".")[0]
+    """Numbered sections in their numbers' order (12 after 7), the others after them."""
+    number = title.split(".", 1)[0]
     return (int(number) if number.isdigit() else float("inf"), title)
 
 
@@ -79,7 +81,7 @@ def main(path: str, mode: str, command: str, audit: str = "", load: str = "") ->
                 print(lines.read().strip().replace("## Load", "### The load run's figures", 1))
             print()
     if audit:
-        print("## 8. Supply chain\n")
+        print("## Supply chain\n")
         print("`scripts/audit` (bandit on our code, pip-audit on `requirements/lock-test.txt`):\n")
         print("```")
         with open(audit, encoding="utf-8") as lines:

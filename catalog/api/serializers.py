@@ -18,13 +18,28 @@ from catalog.validators import version_key
 class PublisherSerializer(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
-    kind = serializers.CharField()
+    kind = serializers.CharField(help_text="operator, workspace or third_party.")
+    trusted = serializers.BooleanField(
+        source="is_trusted",
+        help_text="Operator-approved: the operator itself, or a publisher it marked trusted.",
+    )
+    label = serializers.CharField(help_text='The name as offered, e.g. "Pixie (operator)".')
+
+
+REVIEW_FIELDS = ["catalog_review", "catalog_review_reason"]
 
 
 class VersionSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = BundleVersion
-        fields = ["version", "status", "published_at", "yank_reason"]
+        fields = ["version", "status", "published_at", "yank_reason", *REVIEW_FIELDS]
+        extra_kwargs = {
+            "catalog_review": {
+                "help_text": "approved: in the catalog; pending or refused: seen only by "
+                "the publishing workspace (and operators)."
+            },
+            "catalog_review_reason": {"help_text": "Why an operator refused it."},
+        }
 
 
 class BundleSerializer(serializers.ModelSerializer):
@@ -146,6 +161,8 @@ class BundleVersionHeadSerializer(serializers.ModelSerializer):
             "publisher",
             "published_at",
             "yank_reason",
+            *REVIEW_FIELDS,
+            "catalog_review_flags",
         ]
 
 

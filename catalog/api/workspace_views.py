@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from agents.models import Agent
 from catalog.bundle_files import SKILL_FILE
-from catalog.models import BundleVersion, Installation, Plan, RevisionFile, WorkspaceSkill
-from catalog.selectors import skill_file_get
+from catalog.models import Installation, Plan, RevisionFile, WorkspaceSkill
+from catalog.selectors import skill_file_get, versions_visible_to_workspace
 from catalog.services.plans import plan_approve, plan_create, plan_reject
 from catalog.services.repoint import repoint_create
 from catalog.services.workspace_skills import skill_edit
@@ -99,7 +99,8 @@ def _bundle_version(workspace, data):
             raise ValidationFailed(f"{data['bundle']} is not installed in {workspace.name}")
         return installation.bundle_version
     bundle_version = (
-        BundleVersion.objects.select_related("bundle")
+        versions_visible_to_workspace(workspace)
+        .select_related("bundle")
         .filter(bundle__slug=data["bundle"], version=data["version"])
         .exclude(status="draft")
         .first()

@@ -36,6 +36,11 @@ class Publisher(models.Model):
         on_delete=models.PROTECT,
         help_text="The workspace that publishes, for a workspace publisher.",
     )
+    trusted = models.BooleanField(
+        default=False,
+        help_text="Marked by an operator: this publisher's versions join the catalog when "
+        "published, without a review each. An operator publisher is trusted by definition.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -43,6 +48,19 @@ class Publisher(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def is_trusted(self) -> bool:
+        return self.kind == self.Kind.OPERATOR or self.trusted
+
+    @property
+    def label(self) -> str:
+        """The name people see wherever a bundle is offered, with the operator's mark."""
+        if self.kind == self.Kind.OPERATOR:
+            return f"{self.name} (operator)"
+        if self.trusted:
+            return f"{self.name} (✓ operator-approved {self.get_kind_display().lower()})"
+        return f"{self.name} ({self.get_kind_display().lower()})"
 
 
 class Tool(models.Model):
@@ -171,6 +189,15 @@ class Bundle(models.Model):
         return self.name
 
 
+class CatalogReview(models.TextChoices):
+    """Whether a published version is in the catalog every workspace sees. It is not
+    content: it may change while the version is published, the version never does."""
+
+    PENDING = "pending", "Awaiting review"
+    APPROVED = "approved", "Approved for the catalog"
+    REFUSED = "refused", "Refused for the catalog"
+
+
 @reversion.register(follow=["skills", "hosts", "credentials"])
 class BundleVersion(PublishedImmutable):
     CONTENT_FIELDS = ("bundle_id", "version", "description", "notes")
@@ -190,11 +217,36 @@ class BundleVersion(PublishedImmutable):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     yank_reason = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
+    catalog_review = models.CharField(
+        max_length=16,
+        choices=CatalogReview.choices,
+        default=CatalogReview.PENDING,
+        help_text="Other workspaces see a version only once it is approved for the catalog.",
+    )
+    catalog_review_flags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Why the version was held for a person's review (e.g. a name that "
+        "imitates another publisher's), shown in the review queue.",
+    )
+    catalog_review_reason = models.CharField(
+        max_length=DESCRIPTION_MAX,
+        blank=True,
+        help_text="Why an operator refused it; shown to the publishing workspace.",
+    )
+    catalog_reviewed_at = models.DateTimeField(null=True, blank=True)
+    catalog_reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["bundle__name", "-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["bundle", "version"], name="one_bundle_version_number")
+        ]
+        indexes = [
+            # The review queue: published versions awaiting review, oldest first.
+            models.Index(fields=["catalog_review", "published_at"], name="bundle_version_review")
         ]
 
     @classmethod
@@ -204,6 +256,11 @@ class BundleVersion(PublishedImmutable):
     @property
     def is_draft(self) -> bool:
         return self.status == Status.DRAFT
+
+    @property
+    def in_catalog(self) -> bool:
+        """Every workspace sees it (catalog.selectors.IN_CATALOG, for one row)."""
+        return not self.is_draft and self.catalog_review == CatalogReview.APPROVED
 
     def __str__(self):
         return f"{self.bundle.name} {self.version}"

@@ -9,6 +9,7 @@ from django.utils import timezone
 from agents.models import Agent
 from catalog.models import BundleVersion, Installation, Plan, Status
 from catalog.plan_core import FORK_CHOICES, compute_plan
+from catalog.selectors import visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.permissions import require_owner
@@ -22,6 +23,12 @@ def _check_request(*, workspace, kind, bundle_version, installation) -> None:
     if kind != Plan.Kind.UNINSTALL:
         if bundle_version is None:
             raise ValidationFailed(f"An {kind} plan needs a bundle version")
+        if not bundle_version.visible_to_workspace:
+            # The words of an unknown version: another workspace's bundle is not there.
+            raise ValidationFailed(
+                f"No published version {bundle_version.version} of {bundle_version.bundle.slug}",
+                code="not_visible",
+            )
         if bundle_version.status == Status.YANKED:
             raise ValidationFailed(
                 f"{bundle_version} was yanked ({bundle_version.yank_reason}); it cannot be planned",
@@ -78,7 +85,11 @@ def plan_create(
     require_owner(user=actor, workspace=workspace)
     fork_choices = dict(fork_choices or {})
     if bundle_version is not None:  # the stored status decides, not a caller's copy
-        bundle_version = BundleVersion.objects.select_related("bundle").get(pk=bundle_version.pk)
+        bundle_version = (
+            BundleVersion.objects.select_related("bundle")
+            .annotate(visible_to_workspace=visible_to_workspace(workspace))
+            .get(pk=bundle_version.pk)
+        )
     bundle = bundle_version.bundle if bundle_version else None
     installation = (
         Installation.objects.select_related("bundle", "bundle_version")

@@ -1,10 +1,12 @@
 """Publishing and yanking catalog versions."""
 
+import reversion
 from django.utils import timezone
 
 from catalog.mentions import describe_unresolved, unresolved_by_skill
 from catalog.models import (
     BundleVersion,
+    CatalogReview,
     Publisher,
     SkillPackage,
     SkillVersion,
@@ -13,6 +15,8 @@ from catalog.models import (
 )
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
+
+from .catalog_review import review_at_publish
 
 
 def tool_slugs() -> set[str]:
@@ -79,9 +83,18 @@ def bundle_version_problems(bundle_version: BundleVersion) -> list[str]:
 
 
 def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVersion:
-    """Publish a draft, and the draft skill versions it names, as one act."""
+    """Publish a draft, and the draft skill versions it names, as one act.
+
+    Whether other workspaces see it is the catalog review's (catalog_review):
+    at once for an operator's or a trusted publisher's version, after an operator's
+    approval for any other; a bundle imitating another publisher's is refused or held.
+    """
     with audited(actor=actor, comment=f"Published {bundle_version}"):
-        locked = BundleVersion.objects.select_for_update().get(pk=bundle_version.pk)
+        locked = (
+            BundleVersion.objects.select_for_update(of=("self",))
+            .select_related("bundle__publisher")
+            .get(pk=bundle_version.pk)
+        )
         if locked.status != Status.DRAFT:
             raise StateError(
                 f"{locked} is already {locked.get_status_display().lower()}; "
@@ -93,6 +106,8 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
             raise ValidationFailed(
                 [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
             )
+        review, flags, review_note = review_at_publish(bundle_version=locked)
+        reversion.set_comment(f"{reversion.get_comment()}; {review_note}")
         now = timezone.now()
         drafts = SkillVersion.objects.filter(
             bundle_entries__bundle_version=locked, status=Status.DRAFT
@@ -105,7 +120,19 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
         locked.status = Status.PUBLISHED
         locked.published_at = now
         locked.published_by = actor
-        locked.save(update_fields=["status", "published_at", "published_by"])
+        locked.catalog_review = review
+        locked.catalog_review_flags = flags
+        locked.catalog_reviewed_at = now if review == CatalogReview.APPROVED else None
+        locked.save(
+            update_fields=[
+                "status",
+                "published_at",
+                "published_by",
+                "catalog_review",
+                "catalog_review_flags",
+                "catalog_reviewed_at",
+            ]
+        )
         return locked
 
 

@@ -8,7 +8,8 @@ from rest_framework.test import APIClient
 from agents.models import Agent, AgentSkill
 from agents.promote import assembly_promote
 from agents.selectors import composed_prompt
-from catalog.models import BundleVersion, Status, WorkspaceSkill
+from catalog.models import BundleVersion, CatalogReview, Status, WorkspaceSkill
+from catalog.services.catalog_review import catalog_review_approve
 from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create, skill_edit
 from pixie.errors import PermissionRefused, ValidationFailed
@@ -42,12 +43,15 @@ def assembled(acme, owner, agents, demo_catalog, django_capture_on_commit_callba
 
 
 def test_promoting_and_installing_elsewhere_gives_the_same_composed_prompt(
-    assembled, owner, django_capture_on_commit_callbacks
+    assembled, owner, operator, django_capture_on_commit_callbacks
 ):
     published = assembly_promote(
         agent=assembled, actor=owner, slug="acme-collections", name="Acme collections"
     )
     assert published.status == Status.PUBLISHED
+    # Another workspace installs it once an operator has approved it for the catalog.
+    assert published.catalog_review == CatalogReview.PENDING
+    catalog_review_approve(bundle_version=published, actor=operator)
     assert published.bundle.publisher.workspace.slug == "acme"
     assert {h.host for h in published.hosts.all()} == {"ledger.example.com"}
     assert {c.name for c in published.credentials.all()} == {"LEDGER_API_TOKEN"}

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 
 from catalog.models import Status
 from catalog.services import bundle_version_publish, bundle_version_yank
-from tests.factories import make_bundle_version, make_skill_version, make_user
+from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +28,11 @@ def demo_catalog():
 
 @pytest.fixture
 def api():
+    """A member of a workspace: the catalog is what a workspace sees."""
+    reader = make_user("reader")
+    make_workspace("readers", members=[reader])
     client = APIClient()
-    client.force_authenticate(make_user("reader"))
+    client.force_authenticate(reader)
     return client
 
 

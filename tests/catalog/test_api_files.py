@@ -36,8 +36,11 @@ def ledger(tmp_path):
 
 @pytest.fixture
 def api():
+    """A member of a workspace: the catalog is what a workspace sees."""
+    reader = make_user("reader")
+    make_workspace("readers", members=[reader])
     client = APIClient()
-    client.force_authenticate(make_user("reader"))
+    client.force_authenticate(reader)
     return client
 
 

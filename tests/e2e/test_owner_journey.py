@@ -48,7 +48,7 @@ def test_owner_installs_edits_upgrades_with_a_merge_and_repoints(
     with task_worker():
         # Install 2.1.0 on both agents: the plan is read whole before anything changes.
         ask_for_plan(
-            tab, "install", "Accounts Receivable 2.1.0",
+            tab, "install", "Accounts Receivable 2.1.0 by Pixie (operator)",
             agents=["Collections agent (acme)", "Front desk agent (acme)"],
         )  # fmt: skip
         banner = page.locator(".plan-banner").first
@@ -84,7 +84,7 @@ def test_owner_installs_edits_upgrades_with_a_merge_and_repoints(
         assert OWN_LINE in chase.head.body
 
         # The upgrade shows the fork with its three choices; the owner picks merge.
-        first = ask_for_plan(tab, "upgrade", "Accounts Receivable 2.2.0")
+        first = ask_for_plan(tab, "upgrade", "Accounts Receivable 2.2.0 by Pixie (operator)")
         fork = page.locator("#group-forks")
         expect(fork).to_contain_text("@invoice-chase")
         for choice in ("Keep my version", "Take the new version", "Merge"):

@@ -29,23 +29,39 @@ def _row(**statuses):
 
 
 ADMIN_KINDS = {
-    "any_staff": _row(stranger=200, member=200, owner=200, staff=200, superuser=200),
-    # Superusers meet the operator pages' own limits (no adding tools, no deleting
-    # what is published), so only "no server error" is asked of them here.
-    "operator": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
-    "reversion": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
-    "ws_list": _row(stranger=200, member=200, owner=200, staff=403, superuser=200),
-    "ws_object": _row(stranger=404, member=200, owner=200, staff=403, superuser=200),
-    "ws_write": _row(stranger=403, member=403, owner=403, staff=403, superuser=None),
-    "member_page": _row(stranger=404, member=200, owner=200, staff=404, superuser=200),
-    "members_only": _row(stranger=404, member=200, owner=200, staff=404, superuser=404),
-    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, superuser=404),
-    "post_only": _row(stranger=405, member=405, owner=405, staff=405, superuser=405),
-    "redirect": _row(stranger=302, member=302, owner=302, staff=302, superuser=302),
-    "summary": _row(stranger=404, member=302, owner=302, staff=404, superuser=302),
+    "any_staff": _row(stranger=200, member=200, owner=200, staff=200, operator=200, superuser=200),
+    # Operators (superusers, and the group operators with the catalog's permissions) meet
+    # the operator pages' own limits (no adding tools, no deleting what is published), so
+    # only "no server error" is asked of them here.
+    "operator": _row(stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None),
+    "reversion": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None
+    ),
+    # The review queue and its forms: operators only, by role, whatever the model permissions.
+    "operator_page": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=200, superuser=200
+    ),
+    "operator_post": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=405, superuser=405
+    ),
+    "ws_list": _row(stranger=200, member=200, owner=200, staff=403, operator=403, superuser=200),
+    "ws_object": _row(stranger=404, member=200, owner=200, staff=403, operator=403, superuser=200),
+    "ws_write": _row(stranger=403, member=403, owner=403, staff=403, operator=403, superuser=None),
+    "member_page": _row(
+        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=200
+    ),
+    "members_only": _row(
+        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=404
+    ),
+    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, operator=404, superuser=404),
+    "post_only": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
+    "redirect": _row(stranger=302, member=302, owner=302, staff=302, operator=302, superuser=302),
+    "summary": _row(stranger=404, member=302, owner=302, staff=404, operator=404, superuser=302),
     "login": {**{r: 302 for r in ROLES}, "anonymous": 200, "inactive": 200},
-    "logout": _row(stranger=405, member=405, owner=405, staff=405, superuser=405),
-    "autocomplete": _row(stranger=403, member=403, owner=403, staff=403, superuser=403),
+    "logout": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
+    "autocomplete": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=403
+    ),
 }
 ADMIN_NAMED = {
     "index": "any_staff",
@@ -82,6 +98,10 @@ ADMIN_NAMED = {
     "agents_agent_skills_change": "post_only",
     "pixie_message_import": "post_only",
     "catalog_plan_change": "redirect",
+    "catalog_bundleversion_review": "operator_page",
+    "catalog_bundleversion_approve": "operator_post",
+    "catalog_bundleversion_refuse": "operator_post",
+    "catalog_publisher_trust": "operator_post",
 }
 OPERATOR_MODELS = {
     "auth.group", "auth.user", "authtoken.tokenproxy", "catalog.publisher", "catalog.tool",
@@ -175,10 +195,13 @@ def test_admin_pages_allow_and_deny_as_expected(world):
 # The API: tokens for everyone who has one (an inactive user's token is refused).
 
 API_READ = {"anonymous": 401, "inactive": 401, "stranger": 404, "member": 200, "owner": 200,
-            "staff": 404, "superuser": 404}  # fmt: skip
+            "staff": 404, "operator": 404, "superuser": 404}  # fmt: skip
 API_OWNER = {**API_READ, "member": 403, "owner": OK}
 API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
-API_CATALOG = {**{r: 200 for r in ROLES}, "anonymous": 401, "inactive": 401}
+# The catalog is what a workspace sees: a staff login of no workspace, not an operator,
+# lists nothing and reads nothing.
+API_CATALOG_LIST = {**{r: 200 for r in ROLES}, "anonymous": 401, "inactive": 401}
+API_CATALOG = {**API_CATALOG_LIST, "staff": 404}
 API_INBOX = {r: 400 for r in ROLES}
 
 
@@ -189,13 +212,13 @@ def _w(world):
 # name -> [(method, expectation, body or None)]; bodies are valid, so an allowed
 # request really does what it says, and a refused one would have changed something.
 API_ROWS = {
-    "bundle-list": [("get", API_CATALOG, None)],
+    "bundle-list": [("get", API_CATALOG_LIST, None)],
     "bundle-detail": [("get", API_CATALOG, None)],
     "bundle-version-detail": [("get", API_CATALOG, None)],
     "bundle-version-download": [("get", API_CATALOG, None)],
     "bundle-skill-file": [("get", API_CATALOG, None)],
-    "schema": [("get", API_CATALOG, None)],
-    "swagger-ui": [("get", API_CATALOG, None)],
+    "schema": [("get", API_CATALOG_LIST, None)],
+    "swagger-ui": [("get", API_CATALOG_LIST, None)],
     "sharing-inbox": [("post", API_INBOX, {"envelope": "not a sealed envelope"})],
     "plan-list": [
         ("get", API_READ, None),
@@ -344,9 +367,9 @@ def _enumerated_actions():
 
 # (model, action) -> (roles whose action changes something, POST extras)
 ACTION_ROWS = {
-    ("catalog.bundleversion", "publish"): ({"superuser"}, {}),
-    ("catalog.bundleversion", "yank"): ({"superuser"}, {"reason": "Broken"}),
-    ("catalog.skillversion", "publish"): ({"superuser"}, {}),
+    ("catalog.bundleversion", "publish"): ({"superuser", "operator"}, {}),
+    ("catalog.bundleversion", "yank"): ({"superuser", "operator"}, {"reason": "Broken"}),
+    ("catalog.skillversion", "publish"): ({"superuser", "operator"}, {}),
     ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
     ("pixie.message", "retry_delivery"): (set(), {}),
 }

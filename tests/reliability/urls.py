@@ -10,13 +10,18 @@ ADMIN_MODEL_VIEW = re.compile(r"^(?P<app>[a-z]+)_(?P<model>[a-z]+)_(?P<view>[a-z
 
 def all_patterns():
     """(route, name) for every URL pattern, includes expanded."""
+    return [(route, name) for route, name, _ in all_views()]
+
+
+def all_views():
+    """(route, name, view function) for every URL pattern, includes expanded."""
 
     def walk(patterns, prefix=""):
         for pattern in patterns:
             if isinstance(pattern, URLResolver):
                 yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
             elif isinstance(pattern, URLPattern):
-                yield prefix + str(pattern.pattern), pattern.name
+                yield prefix + str(pattern.pattern), pattern.name, pattern.callback
 
     return list(walk(get_resolver().url_patterns))
 
@@ -60,6 +65,8 @@ def fill(route: str, name: str, world) -> str | None:
         "id": world.users["member"].pk,
         "workspace_id": world.acme.pk,
         "path": "SKILL.md",
+        "bundle_version_id": ids["pending_version"],
+        "publisher_id": ids["publisher"],
     }
     if "/turns/" in route:
         values["pk"] = ids["turn"]

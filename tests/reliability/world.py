@@ -9,7 +9,8 @@ from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
 
 from agents.models import Agent, AgentSkill
-from agents.services import turn_start
+from agents.promote import assembly_promote
+from agents.services import agent_skill_attach, turn_start
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create
@@ -19,7 +20,7 @@ from pixie.models import Membership, Message, Workspace
 from pixie.sharing.delivery import message_deliver
 from tests.plans.flow import install
 
-ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "superuser"]
+ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "operator", "superuser"]
 
 
 @dataclass
@@ -38,6 +39,9 @@ def build_world(demo_catalog, capture) -> World:
         "member": User.objects.create_user("mia", password="pw-member-1", is_staff=True),
         "owner": User.objects.create_user("owen", password="pw-owner-1", is_staff=True),
         "staff": User.objects.create_user("stu", password="pw-staff-1", is_staff=True),
+        # An operator who is not a superuser: staff, in the group operators (which holds
+        # the catalog's model permissions), member of no workspace.
+        "operator": User.objects.create_user("opal", password="pw-operator-1", is_staff=True),
         "superuser": User.objects.create_superuser("sue", password="pw-super-1"),
     }
     acme = Workspace.objects.create(slug="acme", name="Acme")
@@ -71,6 +75,13 @@ def build_world(demo_catalog, capture) -> World:
         )
     message_deliver(message_pk=sent.pk, final_attempt=True)
     received = Message.objects.get(workspace=acme, direction=Message.Direction.INCOMING)
+    users["operator"].groups.add(operators_group())
+    # Globex promotes an assembly of its own: published, awaiting an operator's review.
+    briefer = Agent.objects.create(workspace=globex, slug="briefer", name="Briefer")
+    agent_skill_attach(agent=briefer, skill=theirs, actor=users["stranger"])
+    pending = assembly_promote(
+        agent=briefer, actor=users["stranger"], slug="globex-brief", name="Globex brief"
+    )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
     Group.objects.create(name="auditors")
     with reversion.create_revision():  # history for the pages that show it
@@ -90,5 +101,27 @@ def build_world(demo_catalog, capture) -> World:
         "egress": EgressRule.objects.get(workspace=acme).pk,
         "attachment": AgentSkill.objects.filter(agent=agent).first().pk,
         "applied_plan": Plan.objects.filter(workspace=acme, status="applied").first().pk,
+        "pending_version": pending.pk,
+        "publisher": pending.bundle.publisher_id,
     }
     return World(acme=acme, users=users, tokens=tokens, ids=ids)
+
+
+CATALOG_MODELS = [
+    "publisher", "skillpackage", "skillversion", "bundle", "bundleversion",
+    "bundleskill", "bundlehost", "bundlecredential",
+]  # fmt: skip
+
+
+def operators_group() -> Group:
+    """The group operators, holding the catalog's model permissions (and viewing tools)."""
+    from django.contrib.auth.models import Permission
+
+    group, _ = Group.objects.get_or_create(name="operators")
+    group.permissions.set(
+        Permission.objects.filter(content_type__app_label="catalog").filter(
+            content_type__model__in=CATALOG_MODELS
+        )
+        | Permission.objects.filter(codename="view_tool")
+    )
+    return group

@@ -86,6 +86,10 @@ def test_ann_shares_daily_brief_and_bob_reviews_and_imports_it_with_a_rename(
     assert "@daily-brief — Daily Brief" in page and "@meeting-prep-2 — Meeting Prep" in page
     assert "Imported skills are off the planner's menu until you promote them under" in page
     assert "Beta's skills" in page
+    # The link opens the skills list through its workspace filter, selected in the sidebar.
+    assert "/admin/catalog/workspaceskill/?workspace=beta&amp;advertised__exact=0" in (
+        summary.content.decode()
+    )
 
     skills = skills_of(beta)
     assert skills["meeting-prep"].head.body == BETA_MEETING_PREP  # Bob's own is untouched

@@ -39,5 +39,13 @@ class Command(BaseCommand):
             f"{files} supporting files, {result.skill_versions_created} new skill versions, "
             f"{result.skill_versions_reused} unchanged skill versions reused)"
         )
+        if not version.is_draft and not version.in_catalog:
+            # A third party's or a workspace's publisher: the catalog waits for a review.
+            self.stdout.write(
+                f"  catalog review: {version.get_catalog_review_display().lower()} "
+                "(an operator decides in the admin's review queue)"
+            )
+            for flag in version.catalog_review_flags:
+                self.stdout.write(f"  held because {flag}")
         for notice in result.notices:
             self.stdout.write(f"  notice: {notice}")

@@ -1,0 +1,148 @@
+"""The operator's review queue: bundle versions awaiting approval for the catalog.
+
+Pages of BundleVersionAdmin and PublisherAdmin, written as Django's UserAdmin
+writes its password page: prepended in get_urls, wrapped in admin_view, the
+object from get_object_or_404(self.get_queryset(request), ...), one role rule
+(is_operator) deciding, and a refusal reported as the admin reports one (the
+permission page for a user who is not an operator, a message for a service's no).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.views.decorators.http import require_POST
+
+from pixie.errors import PixieError
+from pixie.permissions import is_operator
+
+from .services.catalog_review import (
+    catalog_review_approve,
+    catalog_review_refuse,
+    publisher_trust,
+    review_queue,
+)
+
+
+def operators_only(request) -> None:
+    if not is_operator(request.user):
+        raise PermissionDenied
+
+
+def report_refusal(model_admin, request, exc: PixieError) -> None:
+    for problem in getattr(exc, "problems", [exc.message]):
+        model_admin.message_user(request, problem, messages.ERROR)
+
+
+def queue_url():
+    return reverse("admin:catalog_bundleversion_review")
+
+
+class CatalogReviewPages:
+    """Mixed into BundleVersionAdmin: the queue, approve, refuse."""
+
+    def review_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("review/", view(self.review_view), name="catalog_bundleversion_review"),
+            path(
+                "<int:bundle_version_id>/approve/",
+                view(self.approve_view),
+                name="catalog_bundleversion_approve",
+            ),
+            path(
+                "<int:bundle_version_id>/refuse/",
+                view(self.refuse_view),
+                name="catalog_bundleversion_refuse",
+            ),
+        ]
+
+    def review_view(self, request):
+        operators_only(request)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Bundle versions awaiting review for the catalog",
+            "queue": list(review_queue()),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/bundleversion/review.html", context)
+
+    def approve_view(self, request, bundle_version_id):
+        operators_only(request)
+        return require_POST(self._approve)(request, bundle_version_id)
+
+    def _approve(self, request, bundle_version_id):
+        bundle_version = get_object_or_404(self.get_queryset(request), pk=bundle_version_id)
+        try:
+            catalog_review_approve(bundle_version=bundle_version, actor=request.user)
+        except PixieError as exc:
+            report_refusal(self, request, exc)
+        else:
+            self.message_user(
+                request, f"{bundle_version} is in the catalog: every workspace sees it now."
+            )
+        return HttpResponseRedirect(queue_url())
+
+    def refuse_view(self, request, bundle_version_id):
+        operators_only(request)
+        return require_POST(self._refuse)(request, bundle_version_id)
+
+    def _refuse(self, request, bundle_version_id):
+        bundle_version = get_object_or_404(self.get_queryset(request), pk=bundle_version_id)
+        try:
+            catalog_review_refuse(
+                bundle_version=bundle_version,
+                actor=request.user,
+                reason=request.POST.get("reason", ""),
+            )
+        except PixieError as exc:
+            report_refusal(self, request, exc)
+        else:
+            self.message_user(
+                request,
+                f"{bundle_version} was refused for the catalog; "
+                f"{bundle_version.bundle.publisher.name} reads your reason.",
+            )
+        return HttpResponseRedirect(queue_url())
+
+
+class PublisherTrustPages:
+    """Mixed into PublisherAdmin: mark a publisher trusted, or withdraw the trust."""
+
+    def trust_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<int:publisher_id>/trust/", view(self.trust_view), name="catalog_publisher_trust"
+            ),
+        ]
+
+    def trust_view(self, request, publisher_id):
+        operators_only(request)
+        return require_POST(self._trust)(request, publisher_id)
+
+    def _trust(self, request, publisher_id):
+        publisher = get_object_or_404(self.get_queryset(request), pk=publisher_id)
+        trusted = request.POST.get("trusted", "1") == "1"
+        try:
+            publisher_trust(publisher=publisher, trusted=trusted, actor=request.user)
+        except PixieError as exc:
+            report_refusal(self, request, exc)
+        else:
+            self.message_user(
+                request,
+                f"{publisher} is trusted: its next versions join the catalog when published "
+                "(unless held for imitating another publisher). Versions already waiting "
+                "are approved one by one."
+                if trusted
+                else f"{publisher} is no longer trusted: each of its versions is reviewed.",
+            )
+        if request.POST.get("back") == "publisher":
+            return HttpResponseRedirect(
+                reverse("admin:catalog_publisher_change", args=[publisher.pk])
+            )
+        return HttpResponseRedirect(queue_url())
