@@ -244,7 +244,8 @@ class MessageAdmin(ServiceManagedAdmin):
         if message.direction != Message.Direction.OUTGOING:
             return "—"
         if message.delivery == Message.Delivery.FAILED:
-            return format_html("{}: {}", message.get_delivery_display(), message.last_error)
+            problem = message.opened.delivery_problem
+            return format_html("{}: {}", message.get_delivery_display(), problem)
         return message.get_delivery_display()
 
     @admin.action(description="Try again to deliver the selected messages")

@@ -292,6 +292,11 @@ if not PIXIE_KEY_ENCRYPTION_KEY and DEBUG:
 PIXIE_SOURCE_KEY_ENCRYPTION_KEY = development_key_encryption_key(DEVELOPMENT_SECRET_KEY)
 # Contacts' inboxes may be plain http:// only on a developer's machine.
 PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
+# A contact's inbox must resolve to public addresses only: loopback, private,
+# link-local and other internal ones are refused when a card is added and at
+# each delivery. A developer's machine allows them, so two local servers can
+# share; a deployment whose peers are on a private network turns this on.
+PIXIE_DELIVERY_ALLOW_PRIVATE = env_bool("PIXIE_DELIVERY_ALLOW_PRIVATE", DEBUG)
 PIXIE_INBOX_MAX_BYTES = int(os.environ.get("PIXIE_INBOX_MAX_BYTES", str(192 * 1024)))
 PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
 PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))

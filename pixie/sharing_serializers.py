@@ -88,7 +88,7 @@ class MessageSerializer(serializers.Serializer):
     can_import = serializers.BooleanField()
     imported = serializers.SerializerMethodField()
     delivery = serializers.CharField(source="message.delivery", allow_null=True)
-    delivery_error = serializers.CharField(source="message.last_error", allow_null=True)
+    delivery_error = serializers.CharField(source="delivery_problem", allow_null=True)
 
     def get_kind(self, opened: OpenedMessage) -> str:
         if opened.problem:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -11,12 +10,11 @@ from pixie import crypto
 from pixie.errors import ValidationFailed
 from pixie.namespace import is_slug
 
+from .destinations import inbox_url_problems
 from .identities import CARD_SENTINEL
 
 MAX_CARD_BYTES = 4096
 MAX_NAME = 80
-MAX_URL = 300
-INBOX_PATH_END = "/api/inbox/"
 
 
 def card_problems(fields: object) -> list[str]:
@@ -35,29 +33,12 @@ def card_problems(fields: object) -> list[str]:
     for field in ("boxKey", "signingKey"):
         if crypto.key_from_b64(fields[field]) is None:
             problems.append(f"{field} must be a 32-byte public key in base64")
-    problems.extend(_inbox_url_problems(fields["inboxUrl"]))
+    # Shape only: whether this server will connect there is decided when the card
+    # is added (contacts.py) and at each delivery, by looking the host up.
+    problems.extend(
+        inbox_url_problems(fields["inboxUrl"], allow_http=settings.PIXIE_ALLOW_HTTP_INBOX)
+    )
     return problems
-
-
-def _inbox_url_problems(url: object) -> list[str]:
-    if not isinstance(url, str) or len(url) > MAX_URL:
-        return [f"inboxUrl must be a URL of at most {MAX_URL} characters"]
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ["inboxUrl is not a URL"]
-    schemes = {"https", "http"} if settings.PIXIE_ALLOW_HTTP_INBOX else {"https"}
-    if parts.scheme not in schemes:
-        allowed = " or ".join(f"{scheme}://" for scheme in sorted(schemes))
-        return [f"inboxUrl must be an {allowed} URL"]
-    # The inbox is the only place a card can make this server send requests
-    # to, so it must look like one: no credentials, query or fragment, and a
-    # path ending in Pixie's inbox route.
-    if not parts.hostname or parts.username or parts.password or parts.query or parts.fragment:
-        return ["inboxUrl must be a plain URL with a host and no user, query or fragment"]
-    if not parts.path.endswith(INBOX_PATH_END):
-        return [f"inboxUrl must be a Pixie inbox, ending in {INBOX_PATH_END}"]
-    return []
 
 
 def card_parse(card: object) -> dict[str, str]:

@@ -2,31 +2,57 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404
 
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import Contact, Workspace
+from pixie.models import Contact, Identity, Workspace
 from pixie.permissions import require_owner
 
 from .cards import card_parse
+from .destinations import DestinationRefused, destination_resolve, inbox_parse
 from .identities import card_fields, identity_ensure
 
 
 def contact_card_import(*, workspace: Workspace, card: object, actor) -> Contact:
-    """Add the workspace a contact card describes. The card is checked before anything."""
+    """Add the workspace a contact card describes. The card is checked before anything,
+    its inbox's host looked up too when its messages would go over the network."""
     require_owner(user=actor, workspace=workspace)
-    return _contact_add(workspace=workspace, fields=card_parse(card), actor=actor)
+    fields = card_parse(card)
+    if not Identity.objects.filter(box_public_key=fields["boxKey"]).exists():
+        _destination_check(fields["inboxUrl"])
+    return _contact_add(workspace=workspace, fields=fields, actor=actor)
 
 
 def contact_add_local(*, workspace: Workspace, other_slug: str, actor) -> Contact:
-    """Add a workspace on this same server by its slug."""
+    """Add a workspace on this same server by its slug. Its messages are delivered
+    in-process, so its inbox URL (this server's own) is not looked up."""
     require_owner(user=actor, workspace=workspace)
     other = Workspace.objects.filter(slug=other_slug).first()
     if other is None:
         raise ValidationFailed(f"There is no workspace {other_slug!r} on this server.")
     fields = card_fields(workspace=other, identity=identity_ensure(workspace=other))
     return _contact_add(workspace=workspace, fields=fields, actor=actor)
+
+
+def _destination_check(url: str) -> None:
+    # Delivery checks again before every attempt; this is so that an owner hears
+    # now, not from a failed message, that this server will not connect there.
+    try:
+        inbox = inbox_parse(url, allow_http=settings.PIXIE_ALLOW_HTTP_INBOX)
+        destination_resolve(inbox, allow_private=settings.PIXIE_DELIVERY_ALLOW_PRIVATE)
+    except DestinationRefused as exc:
+        raise ValidationFailed(f"contact card: {exc.message}", code=exc.code) from None
+    except OSError:
+        # Worded as for an internal address, so the answer does not tell an
+        # internal name from one that does not exist.
+        found = "does not resolve to a public address"
+        if settings.PIXIE_DELIVERY_ALLOW_PRIVATE:
+            found = "could not be found"
+        raise ValidationFailed(
+            f"contact card: inboxUrl's host {inbox.host} {found}", code=DestinationRefused.code
+        ) from None
 
 
 def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Contact:

@@ -16,6 +16,7 @@ from pixie import crypto
 from pixie.models import Contact, Identity, Message, ShareImport, Workspace
 from pixie.skillshare import SENTINEL, Share, decode
 
+from .delivery import delivery_problem
 from .identities import private_keys
 
 
@@ -60,6 +61,11 @@ class OpenedMessage:
         if self.sender != Sender.KNOWN:
             return "its sender is not one of your contacts"
         return ""
+
+    @property
+    def delivery_problem(self) -> str:
+        """Why the last delivery attempt failed, as a kind of failure ("" if it did not)."""
+        return delivery_problem(self.message.last_error)
 
     @property
     def can_import(self) -> bool:

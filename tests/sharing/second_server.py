@@ -64,6 +64,7 @@ class SecondServer:
             "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(os.urandom(32)).decode(),
             "REDIS_URL": "",
             "DEBUG": "1",
+            "PIXIE_DELIVERY_ALLOW_PRIVATE": "1",  # it replies to us on loopback
         }
 
     def prepare(self) -> None:
