@@ -1,7 +1,15 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class CatalogConfig(AppConfig):
     name = "catalog"
     verbose_name = "Catalog"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from .roles import operators_group_after_migrate
+
+        post_migrate.connect(
+            operators_group_after_migrate, sender=self, dispatch_uid="catalog-operators-group"
+        )

@@ -10,6 +10,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 from reversion.models import Version
 
 from agents.models import Agent
@@ -50,6 +51,24 @@ def test_demo_loads_the_catalog_and_the_acme_workspace(demo_env, capsys):
     assert Agent.objects.filter(workspace=acme).count() == 2
     admin_password = re.search(r"^\s+admin\s+(\S+)$", out, re.M).group(1)
     assert get_user_model().objects.get(username="admin").check_password(admin_password)
+
+
+@pytest.mark.django_db
+def test_the_demo_operator_reviews_the_catalog_without_being_a_superuser(demo_env, capsys, client):
+    call_command("demo")
+    password = re.search(r"^\s+operator\s+(\S+)$", capsys.readouterr().out, re.M).group(1)
+    operator = get_user_model().objects.get(username="operator")
+    assert not operator.is_superuser
+    assert not Membership.objects.filter(user=operator).exists()
+    assert client.login(username="operator", password=password)
+    version = BundleVersion.objects.get(bundle__slug="accounts-receivable", version="2.2.0")
+    for url in [
+        reverse("admin:catalog_bundleversion_changelist"),
+        reverse("admin:catalog_bundleversion_change", args=[version.pk]),
+        reverse("admin:catalog_bundleversion_review"),
+        reverse("admin:catalog_publisher_changelist"),
+    ]:
+        assert client.get(url).status_code == 200, url
 
 
 @pytest.mark.django_db

@@ -17,6 +17,7 @@ from catalog.services.workspace_skills import skill_create
 from egress.models import CredentialRequirement, EgressRule
 from pixie import sharing
 from pixie.models import Membership, Message, Workspace
+from pixie.permissions import OPERATORS_GROUP
 from pixie.sharing.delivery import message_deliver
 from tests.plans.flow import install
 
@@ -107,21 +108,6 @@ def build_world(demo_catalog, capture) -> World:
     return World(acme=acme, users=users, tokens=tokens, ids=ids)
 
 
-CATALOG_MODELS = [
-    "publisher", "skillpackage", "skillversion", "bundle", "bundleversion",
-    "bundleskill", "bundlehost", "bundlecredential",
-]  # fmt: skip
-
-
 def operators_group() -> Group:
-    """The group operators, holding the catalog's model permissions (and viewing tools)."""
-    from django.contrib.auth.models import Permission
-
-    group, _ = Group.objects.get_or_create(name="operators")
-    group.permissions.set(
-        Permission.objects.filter(content_type__app_label="catalog").filter(
-            content_type__model__in=CATALOG_MODELS
-        )
-        | Permission.objects.filter(codename="view_tool")
-    )
-    return group
+    """The group operators, as every migrate leaves it."""
+    return Group.objects.get(name=OPERATORS_GROUP)

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Agent
 from catalog.bundle_files import read_bundle_folder
+from catalog.roles import operators_group_ensure
 from catalog.services import bundle_load
 from catalog.validators import version_key
 from pixie.audit import audited
@@ -18,9 +19,11 @@ from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
-# (username, env variable with its password, superuser?, role in acme)
+# (username, env variable with its password, superuser?, role in acme); the operator
+# is in the group operators instead (publishes and reviews the catalog, no workspace).
 DEMO_USERS = [
     ("admin", "PIXIE_ADMIN_PASSWORD", True, None),
+    ("operator", "PIXIE_OPERATOR_PASSWORD", False, None),
     ("owner", "PIXIE_OWNER_PASSWORD", False, Membership.Role.OWNER),
     ("member", "PIXIE_MEMBER_PASSWORD", False, Membership.Role.MEMBER),
 ]
@@ -54,6 +57,7 @@ class Command(BaseCommand):
         logins_file.write_text(json.dumps(known, indent=2))
         logins_file.chmod(0o600)
 
+        users["operator"].groups.add(operators_group_ensure())
         admin = users["admin"]
         try:
             for folder in demo_folders():
@@ -81,7 +85,7 @@ class Command(BaseCommand):
         self.stdout.write("Logins (also in data/demo-logins.json):")
         for username, *_ in DEMO_USERS:
             password = known.get(username, "(unchanged: set with manage.py changepassword)")
-            self.stdout.write(f"  {username:<7} {password}")
+            self.stdout.write(f"  {username:<8} {password}")
 
     def _user(self, username, env_name, superuser, known):
         User = get_user_model()
