@@ -4,6 +4,10 @@ from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from django.db.models import Count, Window
 from rest_framework.pagination import PageNumberPagination
 
+# Databases take LIMIT and OFFSET as signed 64-bit integers; a page that starts past
+# this is past the end of any table, and asking the database for it would be an error.
+LAST_ROW = 2**63 - 1
+
 
 class CountInPagePaginator(Paginator):
     """Fetches a page with COUNT(*) OVER () alongside, so the total needs no query of its own.
@@ -15,6 +19,8 @@ class CountInPagePaginator(Paginator):
     def page(self, number):
         number = self._page_number(number)
         bottom = (number - 1) * self.per_page
+        if bottom + self.per_page > LAST_ROW:
+            raise EmptyPage(self.error_messages["no_results"])
         counted = self.object_list.annotate(_count_in_page=Window(Count("*")))
         rows = list(counted[bottom : bottom + self.per_page])
         if rows:
