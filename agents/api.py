@@ -15,7 +15,9 @@ from .models import Agent, AgentSkill, Turn
 
 class AttachmentSerializer(serializers.ModelSerializer):
     skill = serializers.CharField(source="skill.slug")
-    pinned_revision = serializers.IntegerField(source="pinned_revision.number", default=None)
+    pinned_revision = serializers.IntegerField(
+        source="pinned_revision.number", default=None, allow_null=True
+    )
     latest_revision = serializers.IntegerField(source="skill.head.number")
     overridden = serializers.SerializerMethodField()
 
@@ -171,7 +173,7 @@ class AgentSkillDetail(AgentView, APIView):
             )
         return Response(self.fresh())
 
-    @extend_schema(request=None, responses=AgentSerializer)
+    @extend_schema(request=None, responses={200: AgentSerializer})
     def delete(self, request, workspace, agent, skill):
         services.agent_skill_detach(attachment=self.attachment(), actor=request.user)
         return Response(self.fresh())

@@ -1,5 +1,7 @@
 """API plumbing shared by every app: domain errors become 4xx JSON with a code."""
 
+from django.http import JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -14,6 +16,15 @@ def exception_handler(exc, context):
             data["problems"] = exc.problems
         return Response(data, status=exc.status)
     return drf_exception_handler(exc, context)
+
+
+def not_found(request, exception):
+    """Django's answer to a URL no route matches (handler404). Under /api/ it is JSON in
+    the shape of every other 404 there, so a client that mistypes an id in a path (one
+    that is not a slug or a number) reads a refusal it can parse, not an HTML page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)
 
 
 class InWorkspace:

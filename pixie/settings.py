@@ -195,7 +195,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "pixie.pagination.PagePagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "pixie.api_schema.PixieAutoSchema",
     "EXCEPTION_HANDLER": "pixie.api.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "pixie.api_parsers.StrictJSONParser",
@@ -216,6 +216,16 @@ SPECTACULAR_SETTINGS = {
         "PlanStatusEnum": "catalog.models.installs.Plan.State",
         "CatalogStatusEnum": "catalog.models.catalog.Status",
     },
+    # Path parameters say what their URL converters match; anything else is a 404.
+    "PATH_CONVERTER_OVERRIDES": {
+        "slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},
+        "int": {"type": "integer", "minimum": 0},
+        "str": {"type": "string", "pattern": "^[^/]+$"},
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "pixie.api_schema.inbox_operation",
+    ],
 }
 
 # Production hardening follows DEBUG: a deployment that turns DEBUG off gets

@@ -19,6 +19,7 @@ from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
 from pixie import sharing as svc
 from pixie.api import InWorkspace
+from pixie.api_schema import SharingSchema
 from pixie.errors import PixieError, ValidationFailed
 from pixie.models import Contact
 from pixie.permissions import require_owner
@@ -48,7 +49,13 @@ def _valid(serializer_class, data) -> dict:
     return serializer.validated_data
 
 
-class ContactCard(InWorkspace, APIView):
+class SharingView(InWorkspace):
+    """A workspace view of the sharing API: its bad requests name every problem."""
+
+    schema = SharingSchema()
+
+
+class ContactCard(SharingView, APIView):
     @extend_schema(
         summary="This workspace's contact card, to give to others", responses=OpenApiTypes.OBJECT
     )
@@ -56,7 +63,7 @@ class ContactCard(InWorkspace, APIView):
         return Response(svc.contact_card_export(workspace=self.workspace()))
 
 
-class ContactList(InWorkspace, generics.ListAPIView):
+class ContactList(SharingView, generics.ListAPIView):
     serializer_class = ContactSerializer
     pagination_class = None
 
@@ -81,7 +88,7 @@ class ContactList(InWorkspace, generics.ListAPIView):
         return Response(ContactSerializer(contact).data, status=status.HTTP_201_CREATED)
 
 
-class MessageList(InWorkspace, generics.ListAPIView):
+class MessageList(SharingView, generics.ListAPIView):
     """The inbox and the sent messages, newest first, each opened."""
 
     serializer_class = MessageSerializer
@@ -109,7 +116,7 @@ class MessageList(InWorkspace, generics.ListAPIView):
         return _created(ws, message)
 
 
-class ShareSend(InWorkspace, APIView):
+class ShareSend(SharingView, APIView):
     @extend_schema(
         summary="Share a skill (and the skills it mentions) with a contact",
         request=ShareSendSerializer,
@@ -136,7 +143,7 @@ def _outcome(outcome: dict, *, repeated: bool = False) -> dict:
     return {**outcome, "lines": svc.outcome_lines(outcome), "repeated": repeated}
 
 
-class ShareReview(InWorkspace, APIView):
+class ShareReview(SharingView, APIView):
     @extend_schema(
         summary="A received share, whole, with the mentions nothing here resolves",
         responses=ReviewSerializer,
@@ -165,7 +172,7 @@ class ShareReview(InWorkspace, APIView):
         return Response(ReviewSerializer(data).data)
 
 
-class ShareImport(InWorkspace, APIView):
+class ShareImport(SharingView, APIView):
     @extend_schema(
         summary="Import a received share; importing it again changes nothing",
         request=None,
@@ -179,7 +186,7 @@ class ShareImport(InWorkspace, APIView):
         return Response(_outcome(result.outcome, repeated=result.repeated), status=code)
 
 
-class SkillRename(InWorkspace, APIView):
+class SkillRename(SharingView, APIView):
     @extend_schema(
         summary="Rename a skill and rewrite every mention of it in the workspace",
         request=RenameSerializer,

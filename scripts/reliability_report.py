@@ -26,6 +26,7 @@ SECTIONS = [
     ("test_destinations", "10. Outbound delivery"),
     ("test_publisher_review", "11. Publisher review"),
     ("test_small_holes", "12. Smaller holes"),
+    ("test_api_fuzz", "13. A client no one here wrote"),
 ]
 
 

@@ -6,6 +6,8 @@ inline (text as text/plain in UTF-8), anything else is a download.
 
 from django.http import HttpResponse
 from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse
 
 from catalog.skill_content import is_text
 
@@ -20,6 +22,22 @@ ACTIVE = {
     "text/css", "application/pdf",
 }  # fmt: skip
 TEXT_LIKE = {"application/json", "application/yaml", "application/toml", "application/x-sh"}
+
+
+_AS_STORED = OpenApiResponse(
+    OpenApiTypes.BINARY,
+    description=(
+        "The file's bytes as stored. Text is shown inline as text/plain in UTF-8 and raster "
+        "images inline as themselves; anything else is a download (Content-Disposition: "
+        "attachment) as its own media type, or application/octet-stream for what a browser "
+        "would run or render. X-Pixie-Media-Type names the stored media type."
+    ),
+)
+# What file_response answers, for the schema of each view that uses it.
+FILE_RESPONSES = {
+    (200, media_type): _AS_STORED
+    for media_type in ("text/plain", "image/*", "application/octet-stream", "*/*")
+}
 
 
 def file_response(path: str, data: bytes, media_type: str, *, etag: str = "") -> HttpResponse:

@@ -15,7 +15,7 @@ from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.pagination import CountInPagePagination
 
-from .files import file_response
+from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleDetailSerializer,
     BundleSerializer,
@@ -58,7 +58,7 @@ class BundleVersionDetail(generics.RetrieveAPIView):
 
 @extend_schema(
     summary="One file of a skill in a bundle version (SKILL.md too), as stored",
-    responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+    responses=FILE_RESPONSES,
 )
 class BundleSkillFile(APIView):
     def get(self, request, slug, version, skill, path):

@@ -45,9 +45,9 @@ class RejectSerializer(StrictSerializer):
 
 class PlanSerializer(serializers.ModelSerializer):
     bundle = serializers.SerializerMethodField()
-    version = serializers.CharField(source="bundle_version.version", default=None)
-    created_by = serializers.CharField(source="created_by.username", default=None)
-    decided_by = serializers.CharField(source="decided_by.username", default=None)
+    version = serializers.CharField(source="bundle_version.version", default=None, allow_null=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -154,7 +154,9 @@ class SkillEditSerializer(StrictSerializer):
 
 
 class EgressRuleSerializer(serializers.ModelSerializer):
-    approved_by = serializers.CharField(source="approved_by.username", default=None)
+    approved_by = serializers.CharField(
+        source="approved_by.username", default=None, allow_null=True
+    )
 
     class Meta:
         model = EgressRule
@@ -170,7 +172,9 @@ class EgressRuleSerializer(serializers.ModelSerializer):
 
 
 class CredentialSerializer(serializers.ModelSerializer):
-    confirmed_by = serializers.CharField(source="confirmed_by.username", default=None)
+    confirmed_by = serializers.CharField(
+        source="confirmed_by.username", default=None, allow_null=True
+    )
 
     class Meta:
         model = CredentialRequirement
@@ -180,7 +184,9 @@ class CredentialSerializer(serializers.ModelSerializer):
 class InstallationSerializer(serializers.ModelSerializer):
     bundle = serializers.CharField(source="bundle.slug")
     version = serializers.CharField(source="bundle_version.version")
-    installed_by = serializers.CharField(source="installed_by.username", default=None)
+    installed_by = serializers.CharField(
+        source="installed_by.username", default=None, allow_null=True
+    )
 
     class Meta:
         model = Installation

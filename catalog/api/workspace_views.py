@@ -6,8 +6,7 @@ not a member) and calls one service or selector.
 
 from django.db.models import Prefetch
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,7 +25,7 @@ from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
 from pixie.permissions import require_owner
 
-from .files import file_response
+from .files import FILE_RESPONSES, file_response
 from .workspace_serializers import (
     CredentialSerializer,
     EgressRuleSerializer,
@@ -173,7 +172,7 @@ class SkillDetail(InWorkspace, generics.RetrieveAPIView):
 
 @extend_schema(
     summary="One file of a workspace skill's head revision (SKILL.md too)",
-    responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+    responses=FILE_RESPONSES,
 )
 class SkillFile(InWorkspace, APIView):
     def get(self, request, workspace, slug, path):

@@ -1,0 +1,163 @@
+"""The OpenAPI schema as a client meets the API: every refusal in the shape it has.
+
+drf-spectacular describes what a view answers when all goes well. The refusals come
+from elsewhere (DRF's exception handler and pixie.api's, the parser, the permission
+check), so PixieAutoSchema adds them to every operation. The API has two shapes for
+a bad request today, and each view's schema names its own:
+
+- catalog and agents validate with DRF serializers: ``{"<field>": ["message", ...]}``;
+  a domain refusal (pixie.errors) is ``{"code", "detail"}``, plus ``problems`` for
+  ValidationFailed;
+- sharing names every problem: ``{"code", "detail", "problems"}`` (SharingSchema).
+
+Any other refusal is ``{"detail"}`` (DRF's own: not found, not authenticated, a body
+that is not JSON) or ``{"code", "detail"}`` (a Pixie domain error).
+
+The public inbox is a plain Django view, which the generator does not see; the
+postprocessing hook `inbox_operation` writes its entry.
+"""
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
+from rest_framework.permissions import AllowAny
+
+ERROR = {
+    "type": "object",
+    "description": (
+        "A refusal: DRF's own carry only `detail`; Pixie's domain errors add a stable `code`."
+    ),
+    "properties": {
+        "detail": {"type": "string", "description": "What is wrong, for a person to read."},
+        "code": {"type": "string", "description": "Stable, for programs: e.g. `conflict`."},
+    },
+    "required": ["detail"],
+}
+PROBLEMS = {
+    "type": "object",
+    "description": "Input that broke a rule, with every problem named.",
+    "properties": {
+        "code": {"type": "string"},
+        "detail": {"type": "string", "description": "The problems joined in one sentence."},
+        "problems": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["code", "detail", "problems"],
+}
+FIELD_ERRORS = {
+    "type": "object",
+    "description": (
+        "DRF's field errors: each field that is wrong, with its messages "
+        "(`non_field_errors` for the body as a whole). An item of a list or a key of a "
+        "map that is wrong nests the same way, under its index or key."
+    ),
+    "additionalProperties": {
+        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}]
+    },
+}
+COMPONENTS = {"Error": ERROR, "Problems": PROBLEMS, "FieldErrors": FIELD_ERRORS}
+
+WRITES = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def _refusal(description: str, *shapes: str) -> dict:
+    refs = [{"$ref": f"#/components/schemas/{shape}"} for shape in shapes]
+    schema = refs[0] if len(refs) == 1 else {"anyOf": refs}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+class PixieAutoSchema(AutoSchema):
+    """drf-spectacular's AutoSchema, with the refusals every operation can answer."""
+
+    bad_request_shapes = ("FieldErrors", "Problems", "Error")
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        for name, schema in COMPONENTS.items():
+            self.registry.register_on_missing(
+                ResolvedComponent(
+                    name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
+                )
+            )
+        refusals = {
+            "404": _refusal(
+                "Not found: no such object, a workspace you are not a member of, or a page "
+                "past the end",
+                "Error",
+            )
+        }
+        if not any(issubclass(p, AllowAny) for p in self.view.permission_classes):
+            refusals["401"] = _refusal("No token, or a token that is not known", "Error")
+        if self.method in WRITES:
+            refusals["400"] = _refusal(
+                "The body is not JSON, or it broke a rule", *self.bad_request_shapes
+            )
+            refusals["403"] = _refusal("Only an owner of the workspace can do this", "Error")
+            refusals["409"] = _refusal(
+                "The object is not in a state that allows this (e.g. a plan already decided)",
+                "Error",
+            )
+        for code, response in refusals.items():
+            responses.setdefault(code, response)
+        return responses
+
+
+class SharingSchema(PixieAutoSchema):
+    """The sharing API names every problem of a bad request (pixie.sharing_api._valid)."""
+
+    bad_request_shapes = ("Problems", "Error")
+
+
+ENVELOPE = {
+    "type": "object",
+    "description": "A sealed envelope from another Pixie server (pixie/sharing/envelopes.py).",
+    "properties": {
+        "pixie_envelope": {"type": "integer", "enum": [1]},
+        "id": {"type": "string", "format": "uuid", "description": "The message id."},
+        "to": {"type": "string", "description": "The recipient workspace's box key (base64)."},
+        "sealed": {"type": "string", "description": "The sealed letter (base64)."},
+    },
+    "required": ["pixie_envelope", "id", "to", "sealed"],
+    "additionalProperties": False,
+}
+
+
+def inbox_operation(result, generator, request, public):
+    """Postprocessing hook: the public inbox's entry, which no DRF view carries."""
+    result["paths"]["/api/inbox/"] = {
+        "post": {
+            "operationId": "inbox_receive",
+            "summary": "Take a sealed envelope for a workspace on this server",
+            "description": (
+                "Public: no session, token or CSRF token. The envelope's seal and signature "
+                "are its credentials; its size is checked before it is read."
+            ),
+            "tags": ["inbox"],
+            "security": [],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": ENVELOPE}},
+            },
+            "responses": {
+                "202": {
+                    "description": "Kept for its recipient",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"status": {"type": "string", "enum": ["accepted"]}},
+                                "required": ["status"],
+                            }
+                        }
+                    },
+                },
+                "400": _refusal(
+                    "Not an envelope, or one this server refuses (seal, signature, recipient)",
+                    "Error",
+                ),
+                "409": _refusal("This message id was received before", "Error"),
+                "413": _refusal("Larger than PIXIE_INBOX_MAX_BYTES", "Error"),
+            },
+        }
+    }
+    return result
