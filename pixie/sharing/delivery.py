@@ -20,6 +20,7 @@ from pixie.errors import PixieError
 from pixie.models import Identity, Message
 
 from .envelopes import envelope_dump
+from .guard import InboxBusy
 from .receiving import AlreadyReceived, envelope_receive
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,8 @@ def _deliver_here(raw: bytes) -> None:
         envelope_receive(raw=raw)
     except AlreadyReceived:
         pass
+    except InboxBusy as exc:
+        raise DeliveryDeferred(f"The recipient's inbox is full or busy: {exc.message}") from None
     except PixieError as exc:
         raise _Refused(f"The recipient refused the envelope: {exc.message}") from None
 
