@@ -18,6 +18,7 @@ from pixie import sharing
 from pixie.models import Membership, Message, Workspace
 from pixie.sharing.delivery import message_deliver
 from tests.plans.flow import install
+from tests.sharing.strangers import envelope as stranger_envelope
 
 ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "superuser"]
 
@@ -71,6 +72,14 @@ def build_world(demo_catalog, capture) -> World:
         )
     message_deliver(message_pk=sent.pk, final_attempt=True)
     received = Message.objects.get(workspace=acme, direction=Message.Direction.INCOMING)
+    # A stranger wrote too, and the owner blocked them (keeping what they sent).
+    from_stranger = sharing.envelope_receive(raw=stranger_envelope(acme))
+    sharing.sender_block(
+        workspace=acme,
+        opened=sharing.message_open(message=from_stranger),
+        delete_pending=False,
+        actor=owner,
+    )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
     Group.objects.create(name="auditors")
     with reversion.create_revision():  # history for the pages that show it
