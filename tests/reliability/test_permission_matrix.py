@@ -386,9 +386,7 @@ def _action_target(label, world):
     if label == "pixie.blockedsender":
         from pixie.models import BlockedSender
 
-        return list(
-            BlockedSender.objects.filter(workspace=world.acme).values_list("pk", flat=True)
-        )
+        return list(BlockedSender.objects.filter(workspace=world.acme).values_list("pk", flat=True))
     raise AssertionError(label)
 
 
