@@ -160,7 +160,8 @@ def _pending(where: Q) -> dict:
 
 def refusal_count(*, workspace: Workspace, reason: str) -> None:
     """Add one to today's tally. Runs in its own short transaction, after the refusal."""
-    assert reason in REASONS, reason
+    if reason not in REASONS:
+        raise ValueError(f"No such refusal reason: {reason!r}")
     day = timezone.localdate()
     bump = {reason: F(reason) + 1}
     with transaction.atomic():
