@@ -76,19 +76,21 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
         raise EnvelopeRefusedError
     workspace = identity.workspace
     tag = crypto.sender_tag(letter.signing_key)
-    if BlockedSender.objects.filter(workspace=workspace, sender_tag=tag).exists():
-        log.info("Dropped envelope %s: its sender is blocked", message_id)
-        guard.refusal_count(workspace=workspace, reason=guard.BLOCKED)
-        return None
-    received = Message.objects.filter(workspace=workspace, direction=Message.Direction.INCOMING)
-    if received.filter(message_id=message_id).exists():
-        raise AlreadyReceived
     from_contact = Contact.objects.filter(
         workspace=workspace, signing_public_key=crypto.b64(letter.signing_key)
     ).exists()
     try:
         if not from_contact:
+            # Before the blocked check: a blocked sender is slowed down like any stranger
+            # (which tells it nothing a stranger would not learn).
             guard.rate_limits_check(workspace=workspace, sender_tag=tag, address=address)
+        if BlockedSender.objects.filter(workspace=workspace, sender_tag=tag).exists():
+            log.info("Dropped envelope %s: its sender is blocked", message_id)
+            guard.refusal_count(workspace=workspace, reason=guard.BLOCKED)
+            return None
+        received = Message.objects.filter(workspace=workspace, direction=Message.Direction.INCOMING)
+        if received.filter(message_id=message_id).exists():
+            raise AlreadyReceived
         with audited(actor=None, comment=f"Received message {message_id}"):
             guard.quota_check(identity=identity, from_contact=from_contact, size=len(sealed))
             return Message.objects.create(

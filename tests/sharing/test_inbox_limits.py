@@ -249,6 +249,18 @@ def _opened(messages):
     return opened
 
 
+def test_a_blocked_stranger_is_slowed_down_like_any_other(beta, bob, settings, no_rate_limits):
+    pest = stranger("Pest")
+    post(envelope(beta, sender=pest))
+    opened = sharing.message_open(message=received(beta).get())
+    sharing.sender_block(workspace=beta, opened=opened, delete_pending=True, actor=bob)
+    settings.PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER = "2/h"
+    statuses = [post(envelope(beta, sender=pest)).status_code for _ in range(3)]
+    assert statuses == [202, 202, 429]
+    assert not received(beta).exists()
+    assert refused(beta) == {"over_quota": 0, "rate_limited": 1, "blocked": 2}
+
+
 def test_a_member_is_offered_no_block_and_cannot_block(beta, mia, no_rate_limits):
     post(envelope(beta))
     message = received(beta).get()
