@@ -20,7 +20,7 @@ from . import crypto
 from . import sharing as svc
 from .admin_scoping import MemberWorkspaceFilter, ServiceManagedAdmin, member_workspace_ids
 from .errors import PixieError
-from .models import Contact, Membership, Message, Workspace
+from .models import BlockedSender, Contact, Membership, Message, Workspace
 from .permissions import role_in
 from .sharing.letters import MAX_TEXT
 
@@ -192,18 +192,64 @@ class ContactAdmin(ServiceManagedAdmin):
 # --- the inbox --------------------------------------------------------------------
 
 
+class BlockForm(forms.Form):
+    delete_pending = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Also delete the messages from this sender that nobody has reviewed",
+    )
+
+
+def owns_some_workspace(request) -> bool:
+    cached = getattr(request, "_pixie_owns_some", None)
+    if cached is None:
+        cached = request._pixie_owns_some = owned_workspaces(request.user).exists()
+    return cached
+
+
+INBOX_STATES_SHOWN = 20
+
+
 @admin.register(Message)
 class MessageAdmin(ServiceManagedAdmin):
+    # VersionAdmin names its own change list template; this one extends it.
+    change_list_template = "admin/pixie/message/change_list.html"
+    change_form_template = "admin/pixie/message/change_form.html"
     list_display = ["created_at", "workspace", "correspondent", "content", "delivery_state"]
     list_display_links = ["created_at"]
     list_filter = [MemberWorkspaceFilter, "direction"]
     list_select_related = ["workspace", "contact", "share_import"]
     list_per_page = 50
-    actions = ["retry_delivery"]
-    fields = ["workspace", "created_at", "correspondent", "full_content", "delivery_state"]
+    actions = ["retry_delivery", "keep_received", "delete_received"]
+    owner_actions = ("keep_received", "delete_received")
+    fields = [
+        "workspace",
+        "created_at",
+        "correspondent",
+        "full_content",
+        "delivery_state",
+        "review_state",
+    ]
     readonly_fields = fields
 
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not owns_some_workspace(request):  # offer members nothing they may not do
+            for name in self.owner_actions:
+                actions.pop(name, None)
+        return actions
+
+    def _inbox_states(self, request) -> list:
+        workspaces = Workspace.objects.filter(id__in=member_workspace_ids(request.user))
+        chosen = request.GET.get("workspace")
+        if chosen:
+            workspaces = Workspace.objects.filter(slug=chosen)
+            if not request.user.is_superuser:
+                workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
+        return svc.inbox_states(workspaces=list(workspaces.order_by("name")[:INBOX_STATES_SHOWN]))
+
     def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "inbox_states": self._inbox_states(request)}
         response = super().changelist_view(request, extra_context)
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None:
@@ -218,6 +264,22 @@ class MessageAdmin(ServiceManagedAdmin):
         if message is not None:
             message.opened = svc.message_open(message=message)
         return message
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            role = role_in(user=request.user, workspace=obj.workspace)
+            context["can_block"] = role == Membership.Role.OWNER and svc.may_block(obj.opened)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    @admin.display(description="Review")
+    def review_state(self, message):
+        if message.direction != Message.Direction.INCOMING:
+            return "—"
+        if message.reviewed_at is None:
+            if message.from_contact:
+                return "Not reviewed yet"
+            return "Not reviewed yet; from an unknown sender, so it expires unless kept"
+        return f"Reviewed {message.reviewed_at:%Y-%m-%d %H:%M}"
 
     @admin.display(description="From / to")
     def correspondent(self, message):
@@ -259,9 +321,35 @@ class MessageAdmin(ServiceManagedAdmin):
                 report(request, exc)
         messages.info(request, f"Delivery tried again for {retried} message(s).")
 
+    @admin.action(description="Keep the selected received messages (they stop counting as pending)")
+    def keep_received(self, request, queryset):
+        self._per_workspace(request, queryset, svc.messages_keep, "Kept {} received message(s).")
+
+    @admin.action(description="Delete the selected received messages")
+    def delete_received(self, request, queryset):
+        self._per_workspace(
+            request, queryset, svc.messages_delete, "Deleted {} received message(s)."
+        )
+
+    def _per_workspace(self, request, queryset, service, done: str):
+        chosen = list(queryset.filter(direction=Message.Direction.INCOMING))
+        by_workspace: dict[int, list[Message]] = {}
+        for message in chosen:
+            by_workspace.setdefault(message.workspace_id, []).append(message)
+        count = 0
+        for selected in by_workspace.values():
+            try:
+                count += service(
+                    workspace=selected[0].workspace, messages=selected, actor=request.user
+                )
+            except PixieError as exc:
+                report(request, exc)
+        messages.info(request, done.format(count))
+
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
+            path("<path:object_id>/block/", wrap(self.block_view), name="pixie_message_block"),
             path("<path:object_id>/review/", wrap(self.review_view), name="pixie_message_review"),
             path("<path:object_id>/import/", wrap(self.import_view), name="pixie_message_import"),
             path(
@@ -275,6 +363,47 @@ class MessageAdmin(ServiceManagedAdmin):
         if message is None:
             raise Http404("No such message.")
         return message
+
+    def block_view(self, request, object_id):
+        message = self._message(request, object_id)
+        workspace = message.workspace
+        opened = message.opened
+        # Owners only, and only a sender the message names: anyone else finds no page.
+        if role_in(user=request.user, workspace=workspace) != Membership.Role.OWNER:
+            raise Http404("No such message.")
+        if not svc.may_block(opened):
+            raise Http404("This message has no sender to block.")
+        form = BlockForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                result = svc.sender_block(
+                    workspace=workspace,
+                    opened=opened,
+                    delete_pending=form.cleaned_data["delete_pending"],
+                    actor=request.user,
+                )
+            except PixieError as exc:
+                report(request, exc)
+            else:
+                messages.success(
+                    request,
+                    f"“{result.blocked.claimed_name}” is blocked: {workspace.name}'s inbox will "
+                    f"drop their messages without keeping them. {result.deleted} unreviewed "
+                    "message(s) from them deleted.",
+                )
+                return HttpResponseRedirect(inbox_url(workspace))
+        pending = svc.pending_from(workspace=workspace, sender_tag=message.sender_tag).count()
+        return page(
+            self,
+            request,
+            "admin/pixie/message/block.html",
+            f"Block “{opened.claimed_name}”?",
+            form=form,
+            opened=opened,
+            pending=pending,
+            original=message,
+            cancel_url=reverse("admin:pixie_message_change", args=[message.pk]),
+        )
 
     def review_view(self, request, object_id):
         message = self._message(request, object_id)
@@ -292,6 +421,7 @@ class MessageAdmin(ServiceManagedAdmin):
             review=review,
             original=message,
             cancel_url=inbox_url(workspace),
+            can_block=role == Membership.Role.OWNER and svc.may_block(review.opened),
         )
 
     def import_view(self, request, object_id):
@@ -323,3 +453,30 @@ class MessageAdmin(ServiceManagedAdmin):
             skills_url=f"{skills_url}?workspace={message.workspace.slug}&advertised__exact=0",
             inbox_url=inbox_url(message.workspace),
         )
+
+
+@admin.register(BlockedSender)
+class BlockedSenderAdmin(ServiceManagedAdmin):
+    list_display = ["claimed_name", "fingerprint", "workspace", "blocked_by", "created_at"]
+    list_filter = [MemberWorkspaceFilter]
+    list_select_related = ["workspace", "blocked_by"]
+    fields = ["workspace", "claimed_name", "fingerprint", "blocked_by", "created_at"]
+    readonly_fields = fields
+    actions = ["unblock"]
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not owns_some_workspace(request):
+            actions.pop("unblock", None)
+        return actions
+
+    @admin.action(description="Unblock the selected senders")
+    def unblock(self, request, queryset):
+        unblocked = 0
+        for blocked in queryset.select_related("workspace"):
+            try:
+                svc.sender_unblock(blocked=blocked, actor=request.user)
+                unblocked += 1
+            except PixieError as exc:
+                report(request, exc)
+        messages.info(request, f"{unblocked} sender(s) unblocked; their messages arrive again.")

@@ -81,6 +81,23 @@ def fingerprint(signing_public: bytes, box_public: bytes) -> str:
     return " ".join(digest[i : i + 4] for i in range(0, len(digest), 4))
 
 
+def sender_tag(signing_public: bytes) -> str:
+    """A stable tag of a sender's signing key that only this server can compute.
+
+    Keyed with PIXIE_KEY_ENCRYPTION_KEY (never in the database), so the inbox
+    can count, block and find a sender's messages while a copy of the database
+    alone does not say who sent them.
+    """
+    key = _wrapping_key()
+    return nacl.hash.blake2b(
+        signing_public,
+        key=key,
+        person=b"pixie-sender",
+        digest_size=16,
+        encoder=nacl.encoding.HexEncoder,
+    ).decode()
+
+
 def new_key_pairs() -> KeyPairs:
     box = PrivateKey.generate()
     signing = SigningKey.generate()
@@ -93,13 +110,17 @@ def new_key_pairs() -> KeyPairs:
 
 
 def _wrapping_box() -> nacl.secret.SecretBox:
+    return nacl.secret.SecretBox(_wrapping_key())
+
+
+def _wrapping_key() -> bytes:
     key = key_from_b64(settings.PIXIE_KEY_ENCRYPTION_KEY)
     if key is None:
         raise ImproperlyConfigured(
             "PIXIE_KEY_ENCRYPTION_KEY must be set to the base64 of 32 random bytes "
             "(`openssl rand -base64 32`) for workspaces to send or receive messages."
         )
-    return nacl.secret.SecretBox(key)
+    return key
 
 
 def wrap_private(raw: bytes) -> bytes:

@@ -237,9 +237,10 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
-)
+# Behind the TLS proxy, its X-Forwarded-Proto is trusted, and the last
+# X-Forwarded-For hop (the one the proxy appends) is the client's address.
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 # Load balancers probe /healthz and /livez over plain HTTP on the private network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$"]
 
@@ -308,6 +309,50 @@ PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
 # share; a deployment whose peers are on a private network turns this on.
 PIXIE_DELIVERY_ALLOW_PRIVATE = env_bool("PIXIE_DELIVERY_ALLOW_PRIVATE", DEBUG)
 PIXIE_INBOX_MAX_BYTES = int(os.environ.get("PIXIE_INBOX_MAX_BYTES", str(192 * 1024)))
+# What strangers can make the inbox keep (pixie/sharing/guard.py; README "Sharing
+# skills"). Pending = received, not yet imported, kept or deleted by an owner;
+# counted per recipient workspace, unknown senders and contacts separately.
+PIXIE_INBOX_UNKNOWN_MAX_PENDING = int(os.environ.get("PIXIE_INBOX_UNKNOWN_MAX_PENDING", "20"))
+PIXIE_INBOX_UNKNOWN_MAX_PENDING_BYTES = int(
+    os.environ.get("PIXIE_INBOX_UNKNOWN_MAX_PENDING_BYTES", str(2 << 20))
+)
+PIXIE_INBOX_CONTACT_MAX_PENDING = int(os.environ.get("PIXIE_INBOX_CONTACT_MAX_PENDING", "500"))
+PIXIE_INBOX_CONTACT_MAX_PENDING_BYTES = int(
+    os.environ.get("PIXIE_INBOX_CONTACT_MAX_PENDING_BYTES", str(64 << 20))
+)
+# Rate limits on unknown senders, as django-ratelimit rates ("30/h", "5/10m"; empty: none).
+PIXIE_INBOX_UNKNOWN_RATE_PER_WORKSPACE = os.environ.get(
+    "PIXIE_INBOX_UNKNOWN_RATE_PER_WORKSPACE", "60/h"
+)
+PIXIE_INBOX_UNKNOWN_RATE_PER_ADDRESS = os.environ.get(
+    "PIXIE_INBOX_UNKNOWN_RATE_PER_ADDRESS", "30/h"
+)
+PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER = os.environ.get("PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER", "5/h")
+# Retry-After (seconds) when a quota is full: it frees only when an owner acts.
+PIXIE_INBOX_FULL_RETRY_AFTER = int(os.environ.get("PIXIE_INBOX_FULL_RETRY_AFTER", "3600"))
+# Unknown senders' messages nobody reviewed are deleted after this many days,
+# by a periodic task run every PIXIE_INBOX_EXPIRE_EVERY seconds.
+PIXIE_INBOX_UNKNOWN_EXPIRY_DAYS = int(os.environ.get("PIXIE_INBOX_UNKNOWN_EXPIRY_DAYS", "14"))
+CELERY_BEAT_SCHEDULE["expire-unknown-messages"] = {
+    "task": "pixie.tasks.expire_unknown_messages",
+    "schedule": float(os.environ.get("PIXIE_INBOX_EXPIRE_EVERY", "3600")),
+}
+# Rate-limit counters live in Redis when there is one (shared by every process),
+# in each process's memory otherwise (a developer's machine). Their own cache,
+# so nothing else's entries crowd them out, or theirs anything else's.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "pixie",
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ratelimit"}
+    ),
+}
+RATELIMIT_USE_CACHE = "ratelimit"
 PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
 PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))
 

@@ -116,6 +116,33 @@ class MessageList(SharingView, generics.ListAPIView):
         return _created(ws, message)
 
 
+class InboxStatus(SharingView, APIView):
+    @extend_schema(
+        summary="What waits for review against the inbox's quotas, and what it refused",
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request, workspace):
+        state = svc.inbox_states(workspaces=[self.workspace()])[0]
+
+        def usage(pending, quota):
+            return {
+                "messages": pending.messages,
+                "bytes": pending.bytes,
+                "max_messages": quota.messages,
+                "max_bytes": quota.bytes,
+            }
+
+        return Response(
+            {
+                "pending": {
+                    "contacts": usage(state.contacts, state.contact_quota),
+                    "unknown_senders": usage(state.unknown, state.unknown_quota),
+                },
+                "refused_last_30_days": state.refused,
+            }
+        )
+
+
 class ShareSend(SharingView, APIView):
     @extend_schema(
         summary="Share a skill (and the skills it mentions) with a contact",
@@ -207,17 +234,24 @@ def inbox(request):
     """Take a sealed envelope for a workspace here. Its size is checked before it is read.
 
     A plain Django view: no session, no CSRF token and no authentication; the
-    envelope's seal and signature are its credentials.
+    envelope's seal and signature are its credentials. Past a rate limit or a
+    quota it answers 429 with Retry-After; a blocked sender gets the same 202
+    as anyone whose envelope was taken (pixie.sharing.guard).
     """
     limit = settings.PIXIE_INBOX_MAX_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         declared = 0
+    address = svc.client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
     try:
         if declared > limit:
             raise svc.EnvelopeTooLarge(f"An envelope is at most {limit} bytes.")
-        svc.envelope_receive(raw=request.read(limit + 1))
+        svc.envelope_receive(raw=request.read(limit + 1), address=address)
+    except svc.InboxBusy as exc:
+        response = JsonResponse({"code": exc.code, "detail": exc.message}, status=exc.status)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
     except PixieError as exc:
         return JsonResponse({"code": exc.code, "detail": exc.message}, status=exc.status)
     return JsonResponse({"status": "accepted"}, status=status.HTTP_202_ACCEPTED)

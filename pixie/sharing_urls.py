@@ -11,6 +11,7 @@ urlpatterns = [
     path(f"{W}/card/", api.ContactCard.as_view(), name="contact-card"),
     path(f"{W}/contacts/", api.ContactList.as_view(), name="contact-list"),
     path(f"{W}/messages/", api.MessageList.as_view(), name="message-list"),
+    path(f"{W}/inbox/", api.InboxStatus.as_view(), name="inbox-status"),
     path(f"{W}/shares/", api.ShareSend.as_view(), name="share-send"),
     path(f"{W}/messages/<int:pk>/review/", api.ShareReview.as_view(), name="share-review"),
     path(f"{W}/messages/<int:pk>/import/", api.ShareImport.as_view(), name="share-import"),

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.conf import settings
 
 from pixie.sharing.delivery import DeliveryDeferred, message_deliver
+from pixie.sharing.triage import messages_expire
 
 
 @shared_task(
@@ -21,3 +22,9 @@ def deliver_message(self, message_pk: int) -> str:
     # hammer the recipient; one attempt, then the owner can retry from the outbox.
     final_attempt = self.request.is_eager or self.request.retries >= self.max_retries
     return message_deliver(message_pk=message_pk, final_attempt=final_attempt)
+
+
+@shared_task(acks_late=True)
+def expire_unknown_messages() -> int:
+    """Beat runs this (settings.CELERY_BEAT_SCHEDULE); deleting what is gone is a no-op."""
+    return messages_expire()

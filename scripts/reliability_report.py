@@ -22,6 +22,8 @@ SECTIONS = [
     ("test_production", "Production run"),
     ("test_load", "6. Load"),
     ("test_backup", "7. Backups"),
+    ("test_inbox_flood", "9. Inbox flood"),
+    ("test_inbox_limits", "9. Inbox flood"),
     ("test_outbound_delivery", "10. Outbound delivery"),
     ("test_destinations", "10. Outbound delivery"),
     ("test_publisher_review", "11. Publisher review"),

@@ -41,6 +41,16 @@ def loopback_inboxes(settings):
 
 
 @pytest.fixture(autouse=True)
+def fresh_rate_limits(settings):
+    """Each test counts the inbox's rate limits from zero (in Redis too: a key prefix
+    of its own, whose counters expire by themselves)."""
+    import uuid
+
+    ratelimit = {**settings.CACHES["ratelimit"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+    settings.CACHES = {**settings.CACHES, "ratelimit": ratelimit}
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     # PBKDF2 costs ~0.2 s a user; tests that make dozens of users need not pay it.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404
 
+from pixie import crypto
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import Contact, Identity, Workspace
+from pixie.models import Contact, Identity, Message, Workspace
 from pixie.permissions import require_owner
 
 from .cards import card_parse
@@ -67,7 +68,7 @@ def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Cont
             f"{existing.name} is already in {workspace.name}'s contacts.", code="duplicate"
         )
     with audited(actor=actor, comment=f"Added contact {fields['name']}"):
-        return Contact.objects.create(
+        contact = Contact.objects.create(
             workspace=workspace,
             name=fields["name"],
             remote_workspace=fields["workspace"],
@@ -76,6 +77,14 @@ def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Cont
             inbox_url=fields["inboxUrl"],
             added_by=actor,
         )
+        # What they sent before they were a contact now counts, and stays, as a contact's.
+        # A derived flag, not anyone's edit: this revision's comment tells the story.
+        Message.objects.filter(
+            workspace=workspace,
+            direction=Message.Direction.INCOMING,
+            sender_tag=crypto.sender_tag(crypto.key_from_b64(fields["signingKey"])),
+        ).update(from_contact=True)
+    return contact
 
 
 def contact_get(*, workspace: Workspace, contact_id) -> Contact:

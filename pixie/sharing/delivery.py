@@ -37,6 +37,7 @@ from .destinations import (
     inbox_parse,
 )
 from .envelopes import envelope_dump
+from .guard import InboxBusy
 from .receiving import AlreadyReceived, envelope_receive
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,8 @@ def _deliver_here(raw: bytes, *, message_pk: int) -> None:
         envelope_receive(raw=raw)
     except AlreadyReceived:
         pass
+    except InboxBusy as exc:
+        raise DeliveryDeferred(f"The recipient's inbox is full or busy: {exc.message}") from None
     except PixieError as exc:
         log.warning("Message %s refused on this server: %s", message_pk, exc.message)
         raise _Refused(Problem.REFUSED_HERE) from None

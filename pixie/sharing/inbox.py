@@ -33,6 +33,7 @@ class OpenedMessage:
     sender: str
     contact: Contact | None  # the recipient, the known sender, or the one it claims to be
     claimed_name: str = ""
+    fingerprint: str = ""  # of the keys that signed it and that it gives to reply to
     sent_at: datetime | None = None
     text: str = ""
     share: Share | None = None
@@ -159,6 +160,9 @@ class _Opener:
             sender=sender,
             contact=contact,
             claimed_name=letter.sender["name"],
+            fingerprint=crypto.fingerprint(
+                letter.signing_key, crypto.key_from_b64(letter.sender["boxKey"]) or b""
+            ),
             sent_at=_timestamp(letter.sent_at),
             text=body,
             # The cheap test first: most messages are not shares.

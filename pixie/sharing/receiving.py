@@ -2,7 +2,9 @@
 
 Only the sealed bytes are stored, under the recipient's workspace; the letter
 is opened again each time it is shown. Whatever is wrong, the sender learns
-only that the envelope was refused (the reason goes to the log).
+only that the envelope was refused (the reason goes to the log). The letter is
+opened in memory on arrival so the limits of pixie.sharing.guard know whether
+its signing key is a contact's before anything is stored.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from django.db import IntegrityError
 from pixie import crypto
 from pixie.audit import audited
 from pixie.errors import PixieError
-from pixie.models import Identity, Message
+from pixie.models import BlockedSender, Contact, Identity, Message
 
+from . import guard
 from .envelopes import envelope_parse
 from .identities import private_keys
 from .letters import letter_problems
@@ -39,9 +42,16 @@ class AlreadyReceived(PixieError):
         super().__init__("This envelope was already received.")
 
 
-def envelope_receive(*, raw: bytes) -> Message:
-    """Keep an envelope for its recipient, or refuse it (bad shape, seal, signature,
-    recipient, id, or a message id already received)."""
+def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | None:
+    """Keep an envelope for its recipient, or refuse it.
+
+    Refused with EnvelopeRefusedError: bad shape, seal, signature, recipient or
+    id; AlreadyReceived: a message id already here; InboxBusy (429): an
+    unknown sender past a rate limit, or a quota full (pixie.sharing.guard).
+    A blocked sender's envelope is dropped unstored and None returned: the
+    sender is answered as if it had been taken, and learns nothing.
+    ``address`` is the client's (None for a delivery from this same server).
+    """
     message_id, to, sealed = envelope_parse(raw)
     identity = (
         Identity.objects.select_related("workspace").filter(box_public_key=crypto.b64(to)).first()
@@ -64,13 +74,37 @@ def envelope_receive(*, raw: bytes) -> Message:
     if problems:
         log.info("Refused envelope %s: %s", message_id, "; ".join(problems))
         raise EnvelopeRefusedError
+    workspace = identity.workspace
+    tag = crypto.sender_tag(letter.signing_key)
+    from_contact = Contact.objects.filter(
+        workspace=workspace, signing_public_key=crypto.b64(letter.signing_key)
+    ).exists()
     try:
+        if not from_contact:
+            # Before the blocked check: a blocked sender is slowed down like any stranger
+            # (which tells it nothing a stranger would not learn).
+            guard.rate_limits_check(workspace=workspace, sender_tag=tag, address=address)
+        if BlockedSender.objects.filter(workspace=workspace, sender_tag=tag).exists():
+            log.info("Dropped envelope %s: its sender is blocked", message_id)
+            guard.refusal_count(workspace=workspace, reason=guard.BLOCKED)
+            return None
+        received = Message.objects.filter(workspace=workspace, direction=Message.Direction.INCOMING)
+        if received.filter(message_id=message_id).exists():
+            raise AlreadyReceived
         with audited(actor=None, comment=f"Received message {message_id}"):
+            guard.quota_check(identity=identity, from_contact=from_contact, size=len(sealed))
             return Message.objects.create(
-                workspace=identity.workspace,
+                workspace=workspace,
                 direction=Message.Direction.INCOMING,
                 message_id=message_id,
                 envelope=sealed,
+                size=len(sealed),
+                from_contact=from_contact,
+                sender_tag=tag,
             )
+    except guard.InboxBusy as exc:
+        log.info("Refused envelope %s for %s: %s", message_id, workspace.slug, exc.reason)
+        guard.refusal_count(workspace=workspace, reason=exc.reason)
+        raise
     except IntegrityError:
         raise AlreadyReceived from None

@@ -33,6 +33,7 @@ from pixie.skillshare import unresolved_mentions as find_unresolved
 
 from .inbox import OpenedMessage, message_open
 from .sending import message_send
+from .triage import message_reviewed
 
 FILES_STAY = "Supporting files never travel in a share: the recipient gets the prose only."
 
@@ -235,6 +236,7 @@ def share_import(*, workspace: Workspace, message: Message, actor) -> ImportResu
         record = ShareImport.objects.create(
             message=locked, workspace=workspace, imported_by=actor, outcome=outcome_dict(outcome)
         )
+        message_reviewed(message=locked)
     return ImportResult(record, repeated=False)
 
 

@@ -92,6 +92,18 @@ def _contacts_and_messages(workspace, owner):
             workspace=neighbour, contact=to_acme, text=f"Note {i}", actor=owner
         )
         message_deliver(message_pk=sent.pk, final_attempt=True)
+    from pixie.models import BlockedSender
+
+    BlockedSender.objects.bulk_create(
+        BlockedSender(
+            workspace=workspace,
+            sender_tag=f"{i:032x}",
+            claimed_name=f"Pest {i}",
+            fingerprint="0000 0000 0000 0000 0000",
+            blocked_by=owner,
+        )
+        for i in range(ROWS)
+    )
 
 
 def registered_models():

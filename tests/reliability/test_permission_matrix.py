@@ -87,6 +87,7 @@ ADMIN_NAMED = {
     "pixie_message_review": "member_page",
     "pixie_contact_message": "member_page",
     "pixie_message_summary": "summary",
+    "pixie_message_block": "owner_page",
     "catalog_workspaceskill_edit": "owner_page",
     "agents_agent_promote": "owner_page",
     "catalog_plan_approve": "post_only",
@@ -249,6 +250,7 @@ API_ROWS = {
     "contact-card": [("get", API_READ, None)],
     "contact-list": [("get", API_READ, None)],
     "message-list": [("get", API_READ, None), ("post", API_OWNER, "text")],
+    "inbox-status": [("get", API_READ, None)],
     "share-send": [("post", API_OWNER, "share")],
     "share-review": [("get", API_READ, None)],
     "share-import": [("post", API_OWNER, {})],
@@ -339,6 +341,7 @@ ADMIN_POSTS = [
     ("catalog_installation_repoint", {}),
     ("pixie_message_import", {}),
     ("catalog_workspaceskill_rename", {"slug": "renamed"}),
+    ("pixie_message_block", {"delete_pending": "on"}),
 ]
 
 
@@ -372,6 +375,9 @@ ACTION_ROWS = {
     ("catalog.skillversion", "publish"): ({"superuser", "operator"}, {}),
     ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
     ("pixie.message", "retry_delivery"): (set(), {}),
+    ("pixie.message", "keep_received"): ({"owner"}, {}),
+    ("pixie.message", "delete_received"): ({"owner"}, {}),
+    ("pixie.blockedsender", "unblock"): ({"owner"}, {}),
 }
 
 
@@ -400,6 +406,10 @@ def _action_target(label, world):
         )
     if label == "pixie.message":
         return list(Message.objects.filter(workspace=world.acme).values_list("pk", flat=True))
+    if label == "pixie.blockedsender":
+        from pixie.models import BlockedSender
+
+        return list(BlockedSender.objects.filter(workspace=world.acme).values_list("pk", flat=True))
     raise AssertionError(label)
 
 

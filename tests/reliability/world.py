@@ -20,6 +20,7 @@ from pixie.models import Membership, Message, Workspace
 from pixie.permissions import OPERATORS_GROUP
 from pixie.sharing.delivery import message_deliver
 from tests.plans.flow import install
+from tests.sharing.strangers import envelope as stranger_envelope
 
 ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "operator", "superuser"]
 
@@ -82,6 +83,14 @@ def build_world(demo_catalog, capture) -> World:
     agent_skill_attach(agent=briefer, skill=theirs, actor=users["stranger"])
     pending = assembly_promote(
         agent=briefer, actor=users["stranger"], slug="globex-brief", name="Globex brief"
+    )
+    # A stranger wrote too, and the owner blocked them (keeping what they sent).
+    from_stranger = sharing.envelope_receive(raw=stranger_envelope(acme))
+    sharing.sender_block(
+        workspace=acme,
+        opened=sharing.message_open(message=from_stranger),
+        delete_pending=False,
+        actor=owner,
     )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
     Group.objects.create(name="auditors")

@@ -17,8 +17,11 @@ MAX_QUERIES = 20
 
 
 @pytest.fixture
-def busy_inbox(ann, alpha, beta, daily_brief, contacts, django_capture_on_commit_callbacks):
+def busy_inbox(
+    ann, alpha, beta, daily_brief, contacts, django_capture_on_commit_callbacks, settings
+):
     """Sixty messages for Beta: shares and notes from Alpha, and some from a stranger."""
+    settings.PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER = "100/h"  # a chatty stranger, not a flood
     stranger = make_user("sam")
     gamma = make_workspace("gamma", owner=stranger)
     to_beta = sharing.contact_add_local(workspace=gamma, other_slug="beta", actor=stranger)

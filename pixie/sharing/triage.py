@@ -1,0 +1,153 @@
+"""What happens to received messages after they arrive: kept, deleted, expired, or their
+sender blocked. Owners decide; a periodic task expires what nobody reviewed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from pixie.audit import audited
+from pixie.errors import ValidationFailed
+from pixie.models import BlockedSender, Message, Workspace
+from pixie.permissions import require_owner
+
+from .inbox import OpenedMessage, Sender
+
+log = logging.getLogger(__name__)
+
+EXPIRY_BATCH = 1000
+
+
+def _received(messages) -> list[Message]:
+    return [m for m in messages if m.direction == Message.Direction.INCOMING]
+
+
+def messages_keep(*, workspace: Workspace, messages: list[Message], actor) -> int:
+    """Mark received messages reviewed: they stop counting as pending and never expire."""
+    require_owner(user=actor, workspace=workspace)
+    now = timezone.now()
+    kept = 0
+    with audited(actor=actor, comment="Kept received messages"):
+        for message in _received(messages):
+            if message.workspace_id != workspace.pk or message.reviewed_at is not None:
+                continue
+            message.reviewed_at = now
+            message.save(update_fields=["reviewed_at"])
+            kept += 1
+    return kept
+
+
+def messages_delete(*, workspace: Workspace, messages: list[Message], actor) -> int:
+    """Delete received messages (sent ones stay: they are the outbox's record)."""
+    require_owner(user=actor, workspace=workspace)
+    ids = [m.pk for m in _received(messages) if m.workspace_id == workspace.pk]
+    with audited(actor=actor, comment=f"Deleted {len(ids)} received message(s)"):
+        Message.objects.filter(pk__in=ids).delete()
+    log.info("%s deleted received messages %s of %s", actor, ids, workspace.slug)
+    return len(ids)
+
+
+def message_reviewed(*, message: Message) -> None:
+    """Inside the caller's audited block: an import reviews the message it came in.
+
+    One UPDATE and no version of its own: the ShareImport that the same
+    revision records is the history of this review.
+    """
+    if message.reviewed_at is None:
+        message.reviewed_at = timezone.now()
+        Message.objects.filter(pk=message.pk).update(reviewed_at=message.reviewed_at)
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    blocked: BlockedSender
+    deleted: int
+
+
+def sender_block(
+    *, workspace: Workspace, opened: OpenedMessage, delete_pending: bool, actor
+) -> BlockResult:
+    """Block the sender of a received message: its later envelopes are dropped unstored.
+
+    With ``delete_pending``, that sender's messages not yet reviewed go too.
+    """
+    require_owner(user=actor, workspace=workspace)
+    message = opened.message
+    if message.workspace_id != workspace.pk or message.direction != Message.Direction.INCOMING:
+        raise ValidationFailed("Only the sender of a message you received can be blocked.")
+    if opened.problem or not message.sender_tag:
+        raise ValidationFailed("This message could not be opened, so its sender is not known.")
+    name = opened.claimed_name[:80]
+    with audited(actor=actor, comment=f"Blocked sender “{name}”"):
+        blocked, created = BlockedSender.objects.get_or_create(
+            workspace=workspace,
+            sender_tag=message.sender_tag,
+            defaults={
+                "claimed_name": name,
+                "fingerprint": opened.fingerprint,
+                "blocked_by": actor,
+            },
+        )
+        deleted = 0
+        if delete_pending:
+            deleted, _ = pending_from(workspace=workspace, sender_tag=message.sender_tag).delete()
+    if not created and not deleted:
+        raise ValidationFailed(f"“{blocked.claimed_name}” is already blocked.", code="duplicate")
+    return BlockResult(blocked=blocked, deleted=deleted)
+
+
+def sender_unblock(*, blocked: BlockedSender, actor) -> None:
+    require_owner(user=actor, workspace=blocked.workspace)
+    with audited(actor=actor, comment=f"Unblocked sender “{blocked.claimed_name}”"):
+        BlockedSender.objects.filter(pk=blocked.pk).delete()
+
+
+def pending_from(*, workspace: Workspace, sender_tag: str):
+    return Message.objects.filter(
+        workspace=workspace,
+        direction=Message.Direction.INCOMING,
+        reviewed_at__isnull=True,
+        sender_tag=sender_tag,
+    )
+
+
+def may_block(opened: OpenedMessage) -> bool:
+    """A received message that opened; a contact's too (an owner may block anyone)."""
+    return (
+        not opened.outgoing
+        and not opened.problem
+        and bool(opened.message.sender_tag)
+        and opened.sender != Sender.SELF
+    )
+
+
+def messages_expire(*, now=None) -> int:
+    """Delete unknown senders' messages nobody reviewed within the expiry, in batches.
+
+    Safe to run twice, or in two workers at once: each batch deletes what is
+    still there.
+    """
+    cutoff = (now or timezone.now()) - timedelta(days=settings.PIXIE_INBOX_UNKNOWN_EXPIRY_DAYS)
+    expired = Message.objects.filter(
+        direction=Message.Direction.INCOMING,
+        from_contact=False,
+        reviewed_at__isnull=True,
+        created_at__lt=cutoff,
+    )
+    total = 0
+    while True:
+        batch = list(expired.order_by("pk").values_list("pk", flat=True)[:EXPIRY_BATCH])
+        if not batch:
+            break
+        with transaction.atomic():
+            deleted, _ = Message.objects.filter(pk__in=batch, reviewed_at__isnull=True).delete()
+        total += deleted
+    if total:
+        log.info("Expired %d unreviewed message(s) from unknown senders", total)
+    return total
