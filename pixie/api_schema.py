@@ -157,6 +157,19 @@ def inbox_operation(result, generator, request, public):
                 ),
                 "409": _refusal("This message id was received before", "Error"),
                 "413": _refusal("Larger than PIXIE_INBOX_MAX_BYTES", "Error"),
+                "429": {
+                    **_refusal(
+                        "Past the recipient's quota of pending messages, or a rate limit on "
+                        "senders who are not its contacts; nothing was stored",
+                        "Error",
+                    ),
+                    "headers": {
+                        "Retry-After": {
+                            "description": "Seconds to wait before sending again",
+                            "schema": {"type": "integer", "minimum": 1},
+                        }
+                    },
+                },
             },
         }
     }

@@ -58,7 +58,8 @@ def test_each_api_describes_its_own_bad_request_shape(schema):
 def test_the_public_inbox_is_documented_as_needing_no_credentials(schema):
     inbox = schema["paths"]["/api/inbox/"]["post"]
     assert inbox["security"] == []
-    assert set(inbox["responses"]) == {"202", "400", "409", "413"}
+    assert set(inbox["responses"]) == {"202", "400", "409", "413", "429"}
+    assert "Retry-After" in inbox["responses"]["429"]["headers"]
 
 
 def test_path_parameters_say_what_their_routes_match(schema):
