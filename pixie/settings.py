@@ -328,6 +328,11 @@ PIXIE_INBOX_UNKNOWN_RATE_PER_ADDRESS = os.environ.get(
     "PIXIE_INBOX_UNKNOWN_RATE_PER_ADDRESS", "30/h"
 )
 PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER = os.environ.get("PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER", "5/h")
+# An address whose envelopes are refused (unreadable, too large, for no one here) this
+# often is not read at all until the window passes.
+PIXIE_INBOX_REFUSED_RATE_PER_ADDRESS = os.environ.get(
+    "PIXIE_INBOX_REFUSED_RATE_PER_ADDRESS", "60/h"
+)
 # Retry-After (seconds) when a quota is full: it frees only when an owner acts.
 PIXIE_INBOX_FULL_RETRY_AFTER = int(os.environ.get("PIXIE_INBOX_FULL_RETRY_AFTER", "3600"))
 # Unknown senders' messages nobody reviewed are deleted after this many days,

@@ -120,15 +120,46 @@ def rate_limits_check(*, workspace: Workspace, sender_tag: str, address: str | N
     for group, value, rate in buckets:
         if not rate:
             continue
-        try:
-            usage = get_usage(None, group=group, key=_constant(value), rate=rate, increment=True)
-        except Exception:  # the cache is down: refuse strangers rather than let them all in
-            log.exception("Inbox rate limit %s could not be counted", group)
-            usage = {"should_limit": True, "time_left": 60}
+        usage = _usage(group, value, rate, increment=True)
         if usage and usage["should_limit"]:
             wait = max(wait, usage["time_left"] if usage["time_left"] > 0 else 60)
     if wait:
         raise InboxBusy(reason=RATE_LIMITED, retry_after=wait)
+
+
+def refused_envelopes_check(*, address: str | None) -> None:
+    """Before an envelope is read: InboxBusy when its address sent too many refused ones.
+
+    Opening an envelope costs a little work whoever sent it; an address that keeps
+    sending ones that cannot be opened stops being read for a while (its good
+    envelopes too: before opening, they cannot be told apart).
+    """
+    rate = settings.PIXIE_INBOX_REFUSED_RATE_PER_ADDRESS
+    if not address or not rate:
+        return
+    # With the cache down this check lets envelopes through: the limits after opening
+    # still hold strangers back, and contacts keep getting in.
+    usage = _usage("inbox-refused", address, rate, increment=False, fail_closed=False)
+    # Not counting this one: the address is held once it has used up the window.
+    if usage and (usage["should_limit"] or usage.get("count", 0) >= usage.get("limit", 1)):
+        raise InboxBusy(reason=RATE_LIMITED, retry_after=usage["time_left"] or 60)
+
+
+def refused_envelope_count(*, address: str | None) -> None:
+    """Count one envelope from ``address`` that was refused as unreadable or not for here."""
+    rate = settings.PIXIE_INBOX_REFUSED_RATE_PER_ADDRESS
+    if address and rate:
+        _usage("inbox-refused", address, rate, increment=True, fail_closed=False)
+
+
+def _usage(
+    group: str, value: str, rate: str, *, increment: bool, fail_closed: bool = True
+) -> dict | None:
+    try:
+        return get_usage(None, group=group, key=_constant(value), rate=rate, increment=increment)
+    except Exception:  # the cache is down
+        log.exception("Inbox rate limit %s could not be counted", group)
+        return {"should_limit": True, "time_left": 60} if fail_closed else None
 
 
 def _constant(value: str):

@@ -50,30 +50,15 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
     unknown sender past a rate limit, or a quota full (pixie.sharing.guard).
     A blocked sender's envelope is dropped unstored and None returned: the
     sender is answered as if it had been taken, and learns nothing.
-    ``address`` is the client's (None for a delivery from this same server).
+    ``address`` is the client's (None for a delivery from this same server); an
+    address that sent too many refused envelopes is not read at all for a while.
     """
-    message_id, to, sealed = envelope_parse(raw)
-    identity = (
-        Identity.objects.select_related("workspace").filter(box_public_key=crypto.b64(to)).first()
-    )
-    if identity is None:
-        log.info("Refused envelope %s: no workspace here holds its recipient key", message_id)
-        raise EnvelopeRefusedError
-    keys = private_keys(identity)
+    guard.refused_envelopes_check(address=address)
     try:
-        letter = crypto.open_sealed(
-            sealed=sealed,
-            box_private=keys.box_private,
-            message_id=str(message_id),
-            addressed_to=keys.box_public,
-        )
-    except crypto.EnvelopeRefused as exc:
-        log.info("Refused envelope %s: %s", message_id, exc)
-        raise EnvelopeRefusedError from None
-    problems = letter_problems(letter)
-    if problems:
-        log.info("Refused envelope %s: %s", message_id, "; ".join(problems))
-        raise EnvelopeRefusedError
+        message_id, sealed, identity, letter = _opened(raw)
+    except PixieError:  # unreadable, too large, or for no workspace here
+        guard.refused_envelope_count(address=address)
+        raise
     workspace = identity.workspace
     tag = crypto.sender_tag(letter.signing_key)
     from_contact = Contact.objects.filter(
@@ -108,3 +93,30 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
         raise
     except IntegrityError:
         raise AlreadyReceived from None
+
+
+def _opened(raw: bytes):
+    """(message id, sealed bytes, recipient identity, letter), or a PixieError."""
+    message_id, to, sealed = envelope_parse(raw)
+    identity = (
+        Identity.objects.select_related("workspace").filter(box_public_key=crypto.b64(to)).first()
+    )
+    if identity is None:
+        log.info("Refused envelope %s: no workspace here holds its recipient key", message_id)
+        raise EnvelopeRefusedError
+    keys = private_keys(identity)
+    try:
+        letter = crypto.open_sealed(
+            sealed=sealed,
+            box_private=keys.box_private,
+            message_id=str(message_id),
+            addressed_to=keys.box_public,
+        )
+    except crypto.EnvelopeRefused as exc:
+        log.info("Refused envelope %s: %s", message_id, exc)
+        raise EnvelopeRefusedError from None
+    problems = letter_problems(letter)
+    if problems:
+        log.info("Refused envelope %s: %s", message_id, "; ".join(problems))
+        raise EnvelopeRefusedError
+    return message_id, sealed, identity, letter

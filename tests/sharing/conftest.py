@@ -6,6 +6,8 @@ skill, so it travels), @read-calendar (a tool, left as text) and
 @meeting-prep.
 """
 
+import socket
+
 import pytest
 
 from catalog.models import WorkspaceSkill
@@ -99,3 +101,25 @@ def skills_of(workspace) -> dict[str, WorkspaceSkill]:
         skill.slug: skill
         for skill in WorkspaceSkill.objects.filter(workspace=workspace).select_related("head")
     }
+
+
+@pytest.fixture
+def public_dns(monkeypatch):
+    """Names under .example resolve to a public address (this machine has no DNS);
+    other names go to the system resolver."""
+    system = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if not str(host).endswith(".example"):
+            return system(host, port, *args, **kwargs)
+        return [
+            (
+                socket.AF_INET,
+                socket.SOCK_STREAM,
+                socket.IPPROTO_TCP,
+                "",
+                ("93.184.215.14", int(port or 0)),
+            )
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)

@@ -130,7 +130,7 @@ def test_keeping_a_message_frees_its_place(beta, bob, small_quota):
     assert post(envelope(beta)).status_code == 202
 
 
-def test_a_stranger_who_becomes_a_contact_counts_as_one(beta, bob, no_rate_limits):
+def test_a_stranger_who_becomes_a_contact_counts_as_one(beta, bob, no_rate_limits, public_dns):
     ada = stranger("Ada")
     post(envelope(beta, sender=ada))
     assert received(beta).get().from_contact is False
@@ -186,6 +186,22 @@ def test_without_the_proxy_setting_forwarded_for_is_ignored():
         "2001:db8:1:2::/64"
     )
     assert client_address({"REMOTE_ADDR": "::ffff:192.0.2.5"}, behind_proxy=False) == "192.0.2.5"
+
+
+def test_an_address_sending_envelopes_that_are_refused_is_not_read_for_a_while(
+    beta, settings, no_rate_limits
+):
+    settings.PIXIE_INBOX_REFUSED_RATE_PER_ADDRESS = "3/h"
+    here = {"REMOTE_ADDR": "198.51.100.7"}
+    bad = [b"{}", b"not json", envelope(beta)[:-20] + b'"}']
+    assert [post(raw, **here).status_code for raw in bad] == [400, 400, 400]
+    # Past the limit even a good envelope from there is not read, and nothing is stored.
+    answer = post(envelope(beta), **here)
+    assert answer.status_code == 429
+    assert 1 <= int(answer["Retry-After"]) <= 3600
+    assert post(b"{}", **here).status_code == 429
+    assert received(beta).count() == 0
+    assert post(envelope(beta), REMOTE_ADDR="198.51.100.8").status_code == 202
 
 
 def test_a_workspace_takes_only_so_many_strangers_an_hour_from_everywhere(
