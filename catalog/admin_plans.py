@@ -97,6 +97,10 @@ class PlanAdmin(ServiceManagedAdmin):
         ]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
+        # The admin's catch-all hands any unmatched path here as an object id
+        # (/admin/catalog/plan/1/history/x/change/): only a number names a plan.
+        if not str(object_id).isdigit():
+            raise Http404(f"No plan {object_id}.")
         return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[object_id]))
 
     # Helpers

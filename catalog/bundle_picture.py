@@ -24,6 +24,7 @@ SKILL_X, SKILL_W = LANE, 310
 RIGHT_X, RIGHT_W = SKILL_X + SKILL_W + 170, 260  # 860 px wide: fits the admin at 1280
 TOP = 34
 SKILL_COLOUR, TOOL_COLOUR, HOST_COLOUR = "#417690", "#777777", "#c05600"
+HEADING = {"weight": "bold", "colour": "currentColor"}
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,11 @@ def bundle_svg(
             )
         )  # fmt: skip
         + "</defs>",
-        _text(SKILL_X, TOP - 8, "Skills, in the order agents get them", weight="bold"),
+        # The headings stand on the page itself: its text colour, light or dark theme.
+        _text(SKILL_X, TOP - 8, "Skills, in the order agents get them", **HEADING),
     ]
     if right:
-        parts.append(_text(RIGHT_X, TOP - 8, "Tools and hosts they reach", weight="bold"))
+        parts.append(_text(RIGHT_X, TOP - 8, "Tools and hosts they reach", **HEADING))
 
     # Skill-to-skill mentions: arcs in the left lane, wider for longer jumps.
     order = {skill.slug: i for i, skill in enumerate(skills)}

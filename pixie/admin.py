@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -35,8 +36,16 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
             *super().get_urls(),
         ]
 
+    def get_queryset(self, request):
+        # The dashboard is its members' (a superuser of another workspace gets 404 there):
+        # the list links it for them only.
+        members = Membership.objects.filter(workspace=OuterRef("pk"), user=request.user)
+        return super().get_queryset(request).annotate(reader_is_member=Exists(members))
+
     @admin.display(description="Dashboard")
     def dashboard_link(self, obj):
+        if not obj.reader_is_member:
+            return "—"
         url = reverse("admin:pixie_workspace_dashboard", args=[obj.pk])
         return format_html('<a href="{}">Dashboard of {}</a>', url, obj.name)
 

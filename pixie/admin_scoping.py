@@ -10,6 +10,7 @@ from django.http import Http404
 from reversion.admin import VersionAdmin
 
 from .models import Workspace
+from .permissions import role_in
 
 
 def member_workspace_ids(user) -> list[int]:
@@ -60,6 +61,20 @@ class WorkspaceScopedAdmin(VersionAdmin):
         if request.user.is_superuser:
             return True
         return bool(request.user.is_active and member_workspace_ids(request.user))
+
+    def workspace_of(self, obj) -> Workspace:
+        if self.workspace_field == "id":
+            return obj
+        for step in self.workspace_field.split("__"):
+            obj = getattr(obj, step)
+        return obj
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The page links only where its reader may go: owners' pages (edit, promote) for
+        # owners, members' forms for members; a superuser of no membership reads.
+        if obj is not None:
+            context["workspace_role"] = role_in(user=request.user, workspace=self.workspace_of(obj))
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
         # Another workspace's object is simply not there: 404, not a hint-bearing redirect.

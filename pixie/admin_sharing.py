@@ -42,6 +42,8 @@ def page(model_admin, request, template: str, title: str, **context) -> Template
             **model_admin.admin_site.each_context(request),
             "opts": model_admin.model._meta,
             "title": title,
+            # An operator of no workspace may open these pages but not the list behind them.
+            "has_view_permission": model_admin.has_view_permission(request),
             **context,
         },
     )

@@ -5,6 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from pixie.health import healthz, livez
 
 handler404 = "pixie.api.not_found"
+# Nothing is served at /: the admin's "View site" link would lead every reader to a 404.
+admin.site.site_url = None
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -43,7 +43,8 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
     page.get_by_role("link", name="Review & import").click()
     unresolved = page.locator(".pixie-unresolved")
     expect(unresolved).to_contain_text("References not available here: @weather-report.")
-    assert unresolved.evaluate("e => getComputedStyle(e).color") == "rgb(192, 86, 0)"
+    # Marked as the admin marks a warning (--message-warning-bg), legible in either theme.
+    assert unresolved.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 255, 204)"
     expect(page.locator("#content-main")).to_contain_text("@meeting-prep — Meeting Prep")
     bob_tab.shot("share-review")
     page.get_by_role("button", name="Import").click()

@@ -131,6 +131,11 @@ def test_a_user_of_another_workspace_gets_404(acme, owner, demo_catalog):
     assert plan.status == Plan.State.PROPOSED
 
 
+def test_a_plan_address_that_is_no_number_is_not_found_not_a_server_error(owner):
+    client = browser(owner)
+    assert client.get("/admin/catalog/plan/1/history/2/widgets.css/change/").status_code == 404
+
+
 def test_approving_without_a_csrf_token_is_refused(acme, owner, demo_catalog):
     plan = plan_create(
         workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
