@@ -34,15 +34,7 @@ def key_encryption_key_check(app_configs, **kwargs):
 def private_files_check(app_configs, **kwargs):
     """pixie.W002: the SQLite database or data/ can be read by other users."""
     name = _sqlite_file()
-    paths = [Path(settings.DATA_DIR), Path(name)] if name else []
-    loose = []
-    for path in paths:
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except OSError:
-            continue
-        if mode & 0o077:
-            loose.append(f"{path} ({mode:04o})")
+    loose = readable_by_others([Path(settings.DATA_DIR), Path(name)] if name else [])
     if not loose:
         return []
     return [
@@ -53,6 +45,19 @@ def private_files_check(app_configs, **kwargs):
             id="pixie.W002",
         )
     ]
+
+
+def readable_by_others(paths: list[Path]) -> list[str]:
+    """Each path other users may read or write, with its mode ("data (0755)")."""
+    loose = []
+    for path in paths:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            loose.append(f"{path} ({mode:04o})")
+    return loose
 
 
 def _sqlite_file() -> str | None:

@@ -572,15 +572,25 @@ def test_a_database_and_folder_left_readable_are_tightened_at_startup(tmp_path):
     assert mode_of(Path(f"{database}-wal")) == 0o600
 
 
-def test_check_reports_data_it_could_not_tighten(tmp_path, settings, monkeypatch):
+def test_check_reports_data_it_could_not_tighten(tmp_path):
     """Files of another user cannot be chmod-ed by Pixie: the check names them instead."""
     from pixie import checks
 
     loose = tmp_path / "someone-elses.sqlite3"
     loose.touch()
     loose.chmod(0o644)
-    settings.DATA_DIR = tmp_path
-    tmp_path.chmod(0o700)
-    monkeypatch.setattr(checks, "_sqlite_file", lambda: str(loose))
+    tight = tmp_path / "mine.sqlite3"
+    tight.touch()
+    tight.chmod(0o600)
+    assert checks.readable_by_others([tight, loose, tmp_path / "missing"]) == [f"{loose} (0644)"]
+
+
+def test_check_names_a_data_folder_others_can_read(tmp_path, settings):
+    loose = tmp_path / "data"
+    loose.mkdir()
+    loose.chmod(0o755)
+    settings.DATA_DIR = loose
+    from pixie import checks
+
     warnings = [m for m in checks.private_files_check(None) if m.id == "pixie.W002"]
-    assert len(warnings) == 1 and f"{loose} (0644)" in warnings[0].msg
+    assert len(warnings) == 1 and f"{loose} (0755)" in warnings[0].msg
