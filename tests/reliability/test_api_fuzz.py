@@ -15,7 +15,6 @@ the server's error lines; the server's whole log is left in the test's tmp_path.
 """
 
 import base64
-import json
 import os
 import re
 import secrets
@@ -35,6 +34,7 @@ import psycopg
 import pytest
 
 from benchmarks.load import free_port, process_group
+from tests.live_api import api_call
 from tests.services import service_missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,17 +182,7 @@ class FuzzServer:
                 self.process.wait(timeout=15)
 
     def api(self, method: str, path: str, data: dict | None = None) -> tuple[int, dict]:
-        request = urllib.request.Request(  # noqa: S310 (a loopback URL we built)
-            self.url + path,
-            data=None if data is None else json.dumps(data).encode(),
-            method=method,
-            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-                return response.status, json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
+        return api_call(self.url, self.token, method, path, data, timeout=60)
 
 
 @pytest.fixture

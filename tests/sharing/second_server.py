@@ -7,10 +7,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.live_api import api_call
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,14 +123,4 @@ class SecondServer:
 
     def api(self, method: str, path: str, data: dict | None = None) -> tuple[int, dict]:
         """Call the second server's API as Rita, with her token."""
-        request = urllib.request.Request(  # noqa: S310 (a loopback URL we built)
-            self.url + path,
-            data=None if data is None else json.dumps(data).encode(),
-            method=method,
-            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-                return response.status, json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
+        return api_call(self.url, self.token, method, path, data, timeout=30)
