@@ -327,6 +327,34 @@ def test_members_are_not_offered_the_owner_actions(beta, mia, no_rate_limits):
 # --- expiry -----------------------------------------------------------------------------
 
 
+def test_keeping_messages_from_the_inbox_page_costs_the_same_for_3_or_30(
+    beta, bob, no_rate_limits, settings, django_assert_max_num_queries
+):
+    settings.PIXIE_INBOX_UNKNOWN_MAX_PENDING = 40
+    browser = browser_for(bob)
+    inbox = reverse("admin:pixie_message_changelist")
+
+    def keep(count):
+        for _ in range(count):
+            post(envelope(beta))
+        chosen = list(received(beta).filter(reviewed_at__isnull=True).values_list("pk", flat=True))
+        assert len(chosen) == count
+        listing = browser.get(inbox)
+        with django_assert_max_num_queries(40):
+            done = submit(
+                browser, listing, inbox,
+                {"action": "keep_received", "_selected_action": chosen, "index": 0},
+                follow=True,
+            )  # fmt: skip
+        assert f"Kept {count} received message(s)." in text_of(done)
+        assert not received(beta).filter(pk__in=chosen, reviewed_at__isnull=True).exists()
+        versions = Version.objects.get_for_model(Message).filter(object_id__in=map(str, chosen))
+        assert versions.filter(revision__comment__contains="Kept").count() == count
+
+    keep(3)
+    keep(30)
+
+
 def test_unreviewed_messages_from_strangers_expire_through_the_periodic_task(
     alpha, ann, beta, bob, contacts, no_rate_limits, delivered
 ):
