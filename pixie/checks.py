@@ -33,8 +33,9 @@ def key_encryption_key_check(app_configs, **kwargs):
 @register(Tags.security)
 def private_files_check(app_configs, **kwargs):
     """pixie.W002: the SQLite database or data/ can be read by other users."""
+    # data/ holds uploads and the demo's logins whatever the database is.
     name = _sqlite_file()
-    loose = readable_by_others([Path(settings.DATA_DIR), Path(name)] if name else [])
+    loose = readable_by_others([Path(settings.DATA_DIR)] + ([Path(name)] if name else []))
     if not loose:
         return []
     return [
