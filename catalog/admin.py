@@ -5,8 +5,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
-from reversion.admin import VersionAdmin
 
+from pixie.admin_history import ReadOnlyHistoryAdmin
 from pixie.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
@@ -60,7 +60,7 @@ def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
 
 
 @admin.register(Publisher)
-class PublisherAdmin(PublisherTrustPages, VersionAdmin):
+class PublisherAdmin(PublisherTrustPages, ReadOnlyHistoryAdmin):
     list_display = ["name", "slug", "kind", "trusted", "workspace"]
     list_filter = ["kind", "trusted"]
     search_fields = ["name", "slug"]
@@ -117,7 +117,7 @@ class SkillPackageForm(forms.ModelForm):
 
 
 @admin.register(SkillPackage)
-class SkillPackageAdmin(VersionAdmin):
+class SkillPackageAdmin(ReadOnlyHistoryAdmin):
     form = SkillPackageForm
     ordering = ["slug", "publisher"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["__str__", "publisher", "version_count", "created_at"]
@@ -145,7 +145,7 @@ class SkillPackageAdmin(VersionAdmin):
 
 
 @admin.register(SkillVersion)
-class SkillVersionAdmin(VersionAdmin):
+class SkillVersionAdmin(ReadOnlyHistoryAdmin):
     list_display = ["package", "version", "name", "status", "published_at"]
     list_filter = ["status", "package__publisher"]
     search_fields = ["package__slug", "name", "version"]
@@ -209,7 +209,7 @@ class BundleVersionInline(ReadOnlyInline):
 
 
 @admin.register(Bundle)
-class BundleAdmin(VersionAdmin):
+class BundleAdmin(ReadOnlyHistoryAdmin):
     ordering = ["name"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["name", "slug", "offered_by", "version_count", "created_at"]
     list_filter = ["publisher__kind", "publisher__trusted", "publisher"]
@@ -314,7 +314,7 @@ class YankForm(ActionForm):
 
 
 @admin.register(BundleVersion)
-class BundleVersionAdmin(CatalogReviewPages, VersionAdmin):
+class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
     list_display = [
         "bundle",
         "version",

@@ -7,8 +7,8 @@ they belong to, read-only: changes go through services and their own pages
 
 from django.contrib import admin
 from django.http import Http404
-from reversion.admin import VersionAdmin
 
+from .admin_history import ReadOnlyHistoryAdmin
 from .models import Workspace
 from .permissions import role_in
 
@@ -45,7 +45,7 @@ class MemberWorkspaceFilter(admin.SimpleListFilter):
         return queryset
 
 
-class WorkspaceScopedAdmin(VersionAdmin):
+class WorkspaceScopedAdmin(ReadOnlyHistoryAdmin):
     # The lookup from this model to its workspace id.
     workspace_field = "workspace"
 

@@ -29,6 +29,7 @@ SECTIONS = [
     ("test_publisher_review", "11. Publisher review"),
     ("test_small_holes", "12. Smaller holes"),
     ("test_api_fuzz", "13. A client no one here wrote"),
+    ("test_history_read_only", "14. History is read-only"),
 ]
 
 
