@@ -5,6 +5,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from django.urls import reverse
+from django.utils.html import format_html
 
 from pixie.admin_history import ReadOnlyHistoryAdmin
 from pixie.admin_scoping import (
@@ -17,6 +19,7 @@ from pixie.errors import PixieError
 from pixie.permissions import is_operator
 
 from .admin_review import CatalogReviewPages, PublisherTrustPages
+from .admin_skill_history import SkillHistoryPages
 from .models import (
     Bundle,
     BundleCredential,
@@ -284,8 +287,6 @@ class BundleCredentialInline(FrozenWhenPublished, admin.TabularInline):
 def bundle_files_context(bundle_version) -> dict:
     """Each skill's files, lines and estimated tokens, and the version's totals (two
     queries), with links to the API's file and .zip downloads."""
-    from django.urls import reverse
-
     from .selectors import bundle_version_skills
     from .skill_files_display import skill_display, totals_of
 
@@ -433,15 +434,39 @@ class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
 
 class SkillRevisionInline(ReadOnlyInline):
     model = SkillRevision
-    fields = ["number", "name", "upstream", "created_by", "created_at", "comment"]
+    # Who and where from as words: the catalog's and the users' pages are operators'.
+    fields = ["revision", "origin", "name", "came_from", "made_by", "created_at", "comment"]
     readonly_fields = fields
+    # A revision opens as its own page (its text, files and a comparison), not the
+    # admin's change page of a row nobody edits.
+    show_change_link = False
+
+    def has_view_permission(self, request, obj=None):
+        # Whoever may open the skill reads its revisions (the skill's admin scopes who
+        # that is); members hold no model permission on revisions of their own.
+        return self.admin_site._registry[WorkspaceSkill].has_view_permission(request, obj)
+
+    @admin.display(description="From the catalog version")
+    def came_from(self, revision):
+        upstream = revision.upstream
+        return f"{upstream.package.slug} {upstream.version}" if upstream else "—"
+
+    @admin.display(description="By")
+    def made_by(self, revision):
+        return revision.created_by.get_username() if revision.created_by else "a command or a task"
+
+    @admin.display(description="Revision")
+    def revision(self, revision):
+        args = [revision.skill_id, revision.number]
+        url = reverse("admin:catalog_workspaceskill_text", args=args)
+        return format_html('<a href="{}">r{}</a>', url, revision.number)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("upstream__package", "created_by")
 
 
 @admin.register(WorkspaceSkill)
-class WorkspaceSkillAdmin(ServiceManagedAdmin):
+class WorkspaceSkillAdmin(SkillHistoryPages, ServiceManagedAdmin):
     # Edits, renames, shares and promotion go through the skill's own pages and services.
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
     list_filter = ["enabled", "advertised", MemberWorkspaceFilter]
@@ -457,7 +482,8 @@ class WorkspaceSkillAdmin(ServiceManagedAdmin):
 
         from .admin_skill_pages import skill_edit_urls
 
-        return skill_edit_urls(self) + skill_sharing_urls(self) + super().get_urls()
+        own = self.history_urls() + skill_edit_urls(self) + skill_sharing_urls(self)
+        return own + super().get_urls()
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         from agents.selectors import skill_stats

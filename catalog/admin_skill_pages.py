@@ -1,4 +1,5 @@
-"""A workspace skill's own pages: edit (a new revision), read one revision, promote."""
+"""A workspace skill's own pages: edit (a new revision), promote. Its history is in
+admin_skill_history."""
 
 from django import forms
 from django.contrib import messages
@@ -69,25 +70,6 @@ def skill_edit_urls(model_admin):
         }
         return TemplateResponse(request, "admin/catalog/workspaceskill/edit.html", context)
 
-    def revision_view(request, skill_id, number):
-        skill = get_object_or_404(WorkspaceSkill.objects.select_related("workspace"), pk=skill_id)
-        if role_in(user=request.user, workspace=skill.workspace) is None and not (
-            request.user.is_superuser
-        ):
-            raise Http404("No such skill.")
-        revision = get_object_or_404(
-            skill.revisions.select_related("upstream__package", "created_by"), number=number
-        )
-        context = {
-            **model_admin.admin_site.each_context(request),
-            "title": f"@{skill.slug} revision {revision.number}",
-            "skill": skill,
-            "revision": revision,
-            "is_head": revision.pk == skill.head_id,
-            "opts": model_admin.model._meta,
-        }
-        return TemplateResponse(request, "admin/catalog/workspaceskill/revision.html", context)
-
     @require_POST
     def advertise_view(request, skill_id):
         skill = get_object_or_404(WorkspaceSkill.objects.select_related("workspace"), pk=skill_id)
@@ -106,11 +88,6 @@ def skill_edit_urls(model_admin):
     view = model_admin.admin_site.admin_view
     return [
         path("<int:skill_id>/edit/", view(edit_view), name="catalog_workspaceskill_edit"),
-        path(
-            "<int:skill_id>/revision/<int:number>/",
-            view(revision_view),
-            name="catalog_workspaceskill_text",
-        ),
         path(
             "<int:skill_id>/advertise/",
             view(advertise_view),

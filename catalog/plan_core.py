@@ -189,11 +189,19 @@ def texts_needed(inputs: PlanInputs) -> set[str]:
         installed = inputs.installed.get(skill.slug)
         if installed is None or _same_content(installed.upstream, skill):
             continue
-        for _path, a, b in _changed_files(installed.files, skill.files):
-            if b is None or (a is not None and a.sha256 == b.sha256):
-                continue  # removed, or only its mode changed: nothing to diff
-            if _diffable(a) and _diffable(b):
-                needed |= {f.sha256 for f in (a, b) if f is not None}
+        needed |= file_texts_needed(installed.files, skill.files)
+    return needed
+
+
+def file_texts_needed(old, new) -> set[str]:
+    """The digests files_diff needs the text of, between two file lists: changed (or
+    added) text files only, each within TEXT_DIFF_MAX_BYTES."""
+    needed: set[str] = set()
+    for _path, a, b in _changed_files(old, new):
+        if b is None or (a is not None and a.sha256 == b.sha256):
+            continue  # removed, or only its mode changed: nothing to diff
+        if _diffable(a) and _diffable(b):
+            needed |= {f.sha256 for f in (a, b) if f is not None}
     return needed
 
 

@@ -105,7 +105,7 @@ def unified(lines: list[str]) -> str:
     )
 
 
-def _file_views(files: list[dict]) -> list[dict]:
+def file_views(files: list[dict]) -> list[dict]:
     views = []
     for entry in files:
         view = dict(entry)
@@ -123,7 +123,7 @@ def grouped_steps(steps: list[dict]) -> list[dict]:
             if step["type"] == "skill.update":
                 step["diff_html"] = side_by_side(step["old_body"], step["body"])
             if step["type"] in ("skill.update", "skill.fork"):
-                step["file_views"] = _file_views(step.get("files", []))
+                step["file_views"] = file_views(step.get("files", []))
         if members:
             groups.append({"key": key, "title": title, "steps": members})
     return groups

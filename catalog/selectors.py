@@ -14,7 +14,8 @@ from django.http import Http404
 
 from pixie.permissions import any_membership_q, member_q, operator_q
 
-from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, SkillFile, Status
+from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, FileBlob, SkillFile, Status
+from .skill_content import is_text
 from .validators import version_key
 
 # Every workspace sees it (BundleVersion.in_catalog, as a condition).
@@ -177,3 +178,18 @@ def bundle_version_skills(*, bundle_version: BundleVersion) -> list[BundleSkill]
         )
         .order_by("position", "id")
     )
+
+
+def blob_texts(digests) -> dict[str, str]:
+    """The stored files with these digests that are text, decoded, in one query (none
+    for no digests); a file that is not UTF-8 text is left out."""
+    if not digests:
+        return {}
+    texts = {}
+    for sha256, content in FileBlob.objects.filter(sha256__in=digests).values_list(
+        "sha256", "content"
+    ):
+        data = bytes(content)
+        if is_text(data):
+            texts[sha256] = data.decode("utf-8")
+    return texts

@@ -102,6 +102,19 @@ class PixieAutoSchema(AutoSchema):
         return responses
 
 
+class QueryParametersSchema(PixieAutoSchema):
+    """A read whose query parameters can be wrong (pixie.errors.ValidationFailed): its
+    400 is documented too."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if direction == "response":
+            responses.setdefault(
+                "400", _refusal("A query parameter is not what it should be", "Problems")
+            )
+        return responses
+
+
 class SharingSchema(PixieAutoSchema):
     """The sharing API names every problem of a bad request (pixie.sharing_api._valid)."""
 

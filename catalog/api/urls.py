@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import revision_views, views
 from . import workspace_views as ws
 
 W = "workspaces/<slug:workspace>"
@@ -31,6 +31,21 @@ urlpatterns = [
     path(f"{W}/skills/<slug:slug>/", ws.SkillDetail.as_view(), name="skill-detail"),
     path(
         f"{W}/skills/<slug:slug>/files/<path:path>", ws.SkillFile.as_view(), name="skill-file"
+    ),
+    path(
+        f"{W}/skills/<slug:slug>/revisions/",
+        revision_views.RevisionList.as_view(),
+        name="skill-revision-list",
+    ),
+    path(
+        f"{W}/skills/<slug:slug>/revisions/<int:number>/",
+        revision_views.RevisionDetail.as_view(),
+        name="skill-revision-detail",
+    ),
+    path(
+        f"{W}/skills/<slug:slug>/compare/",
+        revision_views.RevisionCompare.as_view(),
+        name="skill-compare",
     ),
     path(f"{W}/egress-rules/", ws.EgressRuleList.as_view(), name="egress-rule-list"),
     path(f"{W}/credentials/", ws.CredentialList.as_view(), name="credential-list"),

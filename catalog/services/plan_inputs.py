@@ -18,7 +18,6 @@ from catalog.models import (
     BundleCredential,
     BundleHost,
     BundleVersion,
-    FileBlob,
     Installation,
     RevisionFile,
     SkillFile,
@@ -33,8 +32,7 @@ from catalog.plan_core import (
     PlanInputs,
     texts_needed,
 )
-from catalog.selectors import CONTENTS
-from catalog.skill_content import is_text
+from catalog.selectors import CONTENTS, blob_texts
 from egress.models import CredentialRequirement, EgressRule
 
 
@@ -161,14 +159,7 @@ def _texts(inputs: PlanInputs) -> PlanInputs:
     needed = texts_needed(inputs)
     if not needed:
         return inputs
-    texts = {}
-    for sha256, content in FileBlob.objects.filter(sha256__in=needed).values_list(
-        "sha256", "content"
-    ):
-        data = bytes(content)
-        if is_text(data):
-            texts[sha256] = data.decode("utf-8")
-    return dataclasses.replace(inputs, texts=texts)
+    return dataclasses.replace(inputs, texts=blob_texts(needed))
 
 
 def read_plan_inputs(

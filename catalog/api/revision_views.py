@@ -1,0 +1,184 @@
+"""A workspace skill's history in the API: its revisions, one whole, and two compared.
+
+Members read them like the skill itself (404 for anyone else); thin callers of
+catalog.skill_history.
+"""
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.models import SkillRevision, WorkspaceSkill
+from catalog.skill_files_display import file_rows
+from catalog.skill_history import (
+    revision_compare,
+    revision_get,
+    revision_number,
+    skill_revisions,
+)
+from pixie.api import InWorkspace
+from pixie.api_schema import QueryParametersSchema
+
+
+class RevisionSummarySerializer(serializers.ModelSerializer):
+    origin = serializers.CharField(help_text="catalog, merge, local, rename or import")
+    upstream = serializers.SerializerMethodField()
+    created_by = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SkillRevision
+        fields = [
+            "number",
+            "origin",
+            "name",
+            "short_description",
+            "upstream",
+            "created_by",
+            "created_at",
+            "comment",
+            "url",
+        ]
+
+    def get_upstream(self, revision) -> str | None:
+        """The catalog skill version this revision came from, as "package version"."""
+        upstream = revision.upstream
+        return f"{upstream.package.slug} {upstream.version}" if upstream else None
+
+    def get_created_by(self, revision) -> str | None:
+        return revision.created_by.get_username() if revision.created_by else None
+
+    def get_url(self, revision) -> str:
+        skill = self.context["skill"]
+        return reverse(
+            "skill-revision-detail",
+            kwargs={
+                "workspace": skill.workspace.slug,
+                "slug": skill.slug,
+                "number": revision.number,
+            },
+        )
+
+
+class RevisionSerializer(RevisionSummarySerializer):
+    files = serializers.SerializerMethodField()
+
+    class Meta(RevisionSummarySerializer.Meta):
+        fields = [
+            *RevisionSummarySerializer.Meta.fields,
+            "body",
+            "frontmatter",
+            "approvals",
+            "files",
+        ]
+
+    def get_files(self, revision) -> list[dict]:
+        """Each supporting file: path, size, sha256, mode, executable, media type."""
+        return file_rows(revision.files.all())
+
+
+class FieldChangeSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="name, short_description, frontmatter or body")
+    changed = serializers.BooleanField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    diff = serializers.ListField(
+        child=serializers.CharField(), help_text="A unified diff, one line an item"
+    )
+
+
+class FileChangeSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    change = serializers.ChoiceField(choices=["added", "removed", "changed"])
+    old = serializers.DictField(allow_null=True, help_text="path, sha256, size, executable")
+    new = serializers.DictField(allow_null=True)
+    mode = serializers.CharField(help_text="A change of the executable bit, in words")
+    content = serializers.CharField(help_text="text, binary, too_long, same or removed")
+    diff = serializers.ListField(child=serializers.CharField())
+
+
+class ComparisonSerializer(serializers.Serializer):
+    before = RevisionSummarySerializer()
+    after = RevisionSummarySerializer()
+    identical = serializers.BooleanField()
+    fields = FieldChangeSerializer(many=True)
+    files = FileChangeSerializer(many=True)
+
+
+def skill_in(view) -> WorkspaceSkill:
+    return generics.get_object_or_404(
+        WorkspaceSkill.objects.filter(workspace=view.workspace()).select_related(
+            "workspace", "head"
+        ),
+        slug=view.kwargs["slug"],
+    )
+
+
+@extend_schema(summary="A workspace skill's revisions, newest first")
+class RevisionList(InWorkspace, generics.ListAPIView):
+    serializer_class = RevisionSummarySerializer
+
+    def get_queryset(self):
+        self.skill = skill_in(self)
+        return skill_revisions(self.skill)
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "skill": getattr(self, "skill", None)}
+
+
+@extend_schema(summary="One revision of a workspace skill, whole: text, frontmatter, files")
+class RevisionDetail(InWorkspace, APIView):
+    serializer_class = RevisionSerializer
+
+    def get(self, request, workspace, slug, number):
+        skill = skill_in(self)
+        revision = revision_get(skill=skill, number=number)
+        return Response(RevisionSerializer(revision, context={"skill": skill}).data)
+
+
+@extend_schema(
+    summary="Two revisions of a workspace skill compared, field by field and file by file",
+    parameters=[
+        OpenApiParameter(
+            "from",
+            OpenApiTypes.INT,
+            description="The earlier revision (default: the one before `to`)",
+        ),
+        OpenApiParameter(
+            "to", OpenApiTypes.INT, description="The later revision (default: the latest)"
+        ),
+    ],  # fmt: skip
+    responses={200: ComparisonSerializer},
+)
+class RevisionCompare(InWorkspace, APIView):
+    schema = QueryParametersSchema()
+
+    def get(self, request, workspace, slug):
+        skill = skill_in(self)
+        comparison = revision_compare(
+            skill=skill,
+            before=revision_number(request.query_params.get("from"), "from"),
+            after=revision_number(request.query_params.get("to"), "to"),
+        )
+        context = {"skill": skill}
+        return Response(
+            {
+                "before": RevisionSummarySerializer(comparison.before, context=context).data,
+                "after": RevisionSummarySerializer(comparison.after, context=context).data,
+                "identical": comparison.identical,
+                "fields": [
+                    {
+                        "field": change.field,
+                        "changed": change.changed,
+                        "before": change.before,
+                        "after": change.after,
+                        "diff": change.diff,
+                    }
+                    for change in comparison.fields
+                ],
+                "files": comparison.files,
+            }
+        )

@@ -1,0 +1,237 @@
+"""A workspace skill's history, as its members read it: every revision listed and opened
+whole, any two compared field by field and file by file, in the API and the admin.
+
+The story: Acme installs Accounts Receivable (revision 1 of @invoice-chase comes from
+the catalog), then the owner edits the body (revision 2, a local edit with a comment).
+"Who changed @invoice-chase, when, and what did it look like before?"
+"""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from catalog.models import WorkspaceSkill
+from catalog.services.workspace_skills import skill_edit
+from tests.catalog.skill_folders import write
+from tests.factories import make_user, make_workspace
+from tests.plans.flow import approve_and_apply, install
+from tests.plans.test_plan_files import ledger_bundle, publish, upgrade
+
+pytestmark = pytest.mark.django_db
+
+NEW_LINE = "Never chase an invoice that is under a payment plan."
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def admin_for(user) -> Client:
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def edited(acme, owner, demo_catalog, django_capture_on_commit_callbacks):
+    """@invoice-chase at revision 2: the owner's edit of the catalog's text."""
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    skill = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    body = skill.head.body.replace("\n\n", f"\n\n{NEW_LINE}\n\n", 1)
+    skill_edit(skill=skill, actor=owner, body=body, comment="Payment plans first")
+    return WorkspaceSkill.objects.select_related("head").get(pk=skill.pk)
+
+
+URL = "/api/workspaces/acme/skills/invoice-chase"
+
+
+def test_a_member_lists_every_revision_with_who_when_and_where_it_came_from(edited, member):
+    response = api_for(member).get(f"{URL}/revisions/")
+    assert response.status_code == 200
+    newest, first = response.json()["results"]
+    assert (newest["number"], newest["origin"], newest["created_by"]) == (2, "local", "owen")
+    assert newest["comment"] == "Payment plans first" and newest["created_at"]
+    assert (first["number"], first["origin"]) == (1, "catalog")
+    assert first["upstream"] == "invoice-chase 2.1.0"
+    assert first["url"] == f"{URL}/revisions/1/"
+
+
+def test_a_revision_opens_whole(edited, member):
+    response = api_for(member).get(f"{URL}/revisions/1/")
+    assert response.status_code == 200
+    revision = response.json()
+    assert NEW_LINE not in revision["body"] and revision["body"]
+    assert revision["name"] and revision["files"] == []
+    assert isinstance(revision["frontmatter"], dict) and isinstance(revision["approvals"], list)
+
+
+def test_the_comparison_shows_what_the_edit_changed_and_nothing_else(edited, member):
+    response = api_for(member).get(f"{URL}/compare/")  # the latest with the one before it
+    assert response.status_code == 200
+    comparison = response.json()
+    assert (comparison["before"]["number"], comparison["after"]["number"]) == (1, 2)
+    assert comparison["identical"] is False
+    changed = {field["field"]: field for field in comparison["fields"] if field["changed"]}
+    assert set(changed) == {"body"}
+    assert f"+{NEW_LINE}" in changed["body"]["diff"]
+    assert comparison["files"] == []
+
+
+def test_a_revision_compared_with_itself_is_identical(edited, member):
+    response = api_for(member).get(f"{URL}/compare/?from=2&to=2")
+    assert response.json()["identical"] is True
+    assert all(not field["diff"] for field in response.json()["fields"])
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ("from=first", 400, "'from' must be a revision number (1 or more), not 'first'"),
+        ("to=0", 400, "'to' must be a revision number (1 or more), not '0'"),
+        ("to=-1", 400, "'to' must be a revision number"),
+        ("from=9&to=2", 404, "@invoice-chase has no revision 9; its revisions are 1 to 2"),
+        (f"from={2**40}", 400, "'from' must be a revision number"),
+    ],
+)
+def test_a_wrong_comparison_names_what_is_wrong(edited, member, query, status, words):
+    response = api_for(member).get(f"{URL}/compare/?{query}")
+    assert response.status_code == status
+    assert words in response.json()["detail"]
+
+
+def test_a_revision_that_does_not_exist_is_named(edited, member):
+    response = api_for(member).get(f"{URL}/revisions/7/")
+    assert response.status_code == 404
+    assert response.json()["problems"] == [
+        "@invoice-chase has no revision 7; its revisions are 1 to 2"
+    ]
+
+
+def test_another_workspace_reads_nothing_of_the_history(edited):
+    stranger = make_user("sam")
+    make_workspace("globex", owner=stranger)
+    for path in ("revisions/", "revisions/1/", "compare/"):
+        assert api_for(stranger).get(f"{URL}/{path}").status_code == 404
+
+
+def test_history_reads_a_fixed_number_of_queries_however_many_revisions(
+    edited, owner, member, django_assert_max_num_queries
+):
+    api = api_for(member)
+    for n in range(30):
+        skill_edit(skill=edited, actor=owner, body=f"{edited.head.body}\nStep {n}.")
+    for path in ("revisions/", "revisions/3/", "compare/?from=1&to=31"):
+        with django_assert_max_num_queries(8):
+            response = api.get(f"{URL}/{path}")
+        assert response.status_code == 200, path
+
+
+# --- files: an upgrade that changed a script ----------------------------------------
+
+NEW_SCRIPT = "#!/usr/bin/env python3\nprint('statement, with the aged-debt columns')\n"
+
+
+@pytest.fixture
+def upgraded(acme, owner, tmp_path, django_capture_on_commit_callbacks):
+    install(acme, publish(ledger_bundle(tmp_path, "1.0.0")), owner,
+            django_capture_on_commit_callbacks)  # fmt: skip
+    folder = ledger_bundle(tmp_path, "1.1.0")
+    write(folder / "skills/ledger-export/scripts/export.py", NEW_SCRIPT, executable=True)
+    plan = upgrade(acme, owner, publish(folder))
+    approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    return WorkspaceSkill.objects.get(workspace=acme, slug="ledger-export")
+
+
+def test_a_comparison_diffs_the_files_an_upgrade_changed(upgraded, member):
+    response = api_for(member).get("/api/workspaces/acme/skills/ledger-export/compare/")
+    comparison = response.json()
+    assert (comparison["before"]["origin"], comparison["after"]["origin"]) == ("catalog",) * 2
+    (script,) = comparison["files"]
+    assert (script["path"], script["change"], script["content"]) == (
+        "scripts/export.py", "changed", "text"
+    )  # fmt: skip
+    assert "+print('statement, with the aged-debt columns')" in script["diff"]
+    revision = api_for(member).get("/api/workspaces/acme/skills/ledger-export/revisions/2/")
+    paths = [f["path"] for f in revision.json()["files"]]
+    assert paths == ["assets/logo.png", "references/statement-fields.md", "scripts/export.py"]
+
+
+# --- the admin: the skill's page, a revision whole, two compared ----------------------
+
+
+def skill_page(skill) -> str:
+    return reverse("admin:catalog_workspaceskill_change", args=[skill.pk])
+
+
+def test_each_revision_on_the_skill_page_opens_whole(edited, member):
+    client = admin_for(member)
+    page = client.get(skill_page(edited)).content.decode()
+    first = reverse("admin:catalog_workspaceskill_text", args=[edited.pk, 1])
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[edited.pk])
+    assert f'href="{first}"' in page and f'href="{compare}"' in page
+    text = client.get(first).content.decode()
+    assert "From the catalog as published" in text and NEW_LINE not in text
+    assert f"{compare}?from=1&amp;to=2" in text  # "Compare with the latest"
+
+
+def test_the_comparison_page_marks_the_words_that_changed(edited, member):
+    client = admin_for(member)
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[edited.pk])
+    response = client.get(compare)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "{#" not in page and "{%" not in page  # no template text leaks into the page
+    main = page.split('id="content-main"', 1)[1]
+    assert "<ins>" in main and NEW_LINE in main
+    assert "SKILL.md body" in main and "<h3>Name</h3>" not in main
+    assert "Payment plans first" in main and "owen" in main
+    assert f'href="{compare}?from=1&amp;to=2"' in main  # the permalink
+    assert "<form" in main and 'method="get"' in main  # picking two others changes nothing
+
+
+def test_the_comparison_page_shows_an_upgrades_file_diff(upgraded, member):
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[upgraded.pk])
+    main = admin_for(member).get(compare).content.decode().split('id="content-main"', 1)[1]
+    assert "scripts/export.py" in main and "aged-debt columns" in main
+    assert 'class="added"' in main
+
+
+def test_a_wrong_comparison_in_the_admin_says_what_is_wrong(edited, member):
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[edited.pk])
+    response = admin_for(member).get(f"{compare}?from=9")
+    assert response.status_code == 200
+    assert "@invoice-chase has no revision 9; its revisions are 1 to 2" in (
+        response.content.decode()
+    )
+
+
+def test_another_workspace_meets_not_found_in_the_admin(edited):
+    stranger = make_user("sam")
+    make_workspace("globex", owner=stranger)
+    client = admin_for(stranger)
+    for url in (
+        reverse("admin:catalog_workspaceskill_text", args=[edited.pk, 1]),
+        reverse("admin:catalog_workspaceskill_compare", args=[edited.pk]),
+    ):
+        assert client.get(url).status_code == 404
+
+
+def test_the_admin_history_pages_read_a_fixed_number_of_queries(
+    edited, owner, member, django_assert_max_num_queries
+):
+    client = admin_for(member)
+    for n in range(20):
+        skill_edit(skill=edited, actor=owner, body=f"{edited.head.body}\nStep {n}.")
+    urls = [
+        reverse("admin:catalog_workspaceskill_text", args=[edited.pk, 3]),
+        reverse("admin:catalog_workspaceskill_compare", args=[edited.pk]) + "?from=1&to=21",
+    ]
+    for url in urls:
+        client.get(url)
+        with django_assert_max_num_queries(14):
+            assert client.get(url).status_code == 200
