@@ -462,7 +462,9 @@ class SkillRevisionInline(ReadOnlyInline):
         return format_html('<a href="{}">r{}</a>', url, revision.number)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("upstream__package", "created_by")
+        # Each row's heading is str(revision), which names the skill.
+        related = ("skill", "upstream__package", "created_by")
+        return super().get_queryset(request).select_related(*related)
 
 
 @admin.register(WorkspaceSkill)

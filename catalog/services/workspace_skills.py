@@ -212,6 +212,9 @@ def _new_revision(
     elif files_of is not None:
         revision_files_from_revisions([(revision, files_of.pk)])
     WorkspaceSkill.objects.filter(pk=skill.pk).update(head=revision)
+    skill.head = revision
+    if reversion.is_active():  # the skill's own History shows the edit, not only its revision
+        reversion.add_to_revision(skill)
     return revision
 
 

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
+from reversion.models import Version
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
@@ -235,3 +236,42 @@ def test_the_admin_history_pages_read_a_fixed_number_of_queries(
         client.get(url)
         with django_assert_max_num_queries(14):
             assert client.get(url).status_code == 200
+
+
+def test_the_skills_own_history_lists_the_owners_edit(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    """The edit made on the skill's Edit page shows on the skill's History page as well as
+    in its revisions: the two records agree."""
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    skill = WorkspaceSkill.objects.select_related("head").get(workspace=acme, slug="invoice-chase")
+    client = admin_for(owner)
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    form = {"name": skill.head.name, "short_description": skill.head.short_description,
+            "body": skill.head.body + "\nOne more step.", "comment": "One more step"}  # fmt: skip
+    assert client.post(edit, form).status_code == 302
+    history = client.get(reverse("admin:catalog_workspaceskill_history", args=[skill.pk]))
+    assert "One more step" in history.content.decode()
+    version = Version.objects.get_for_object(skill).first()  # the newest
+    assert version.field_dict["head_id"] == skill.revisions.get(number=2).pk
+
+
+def test_the_skill_page_reads_as_many_queries_for_twenty_revisions_as_for_two(
+    edited, owner, member
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = admin_for(member)
+    url = skill_page(edited)
+
+    def queries() -> int:
+        client.get(url)  # warm the session and content type caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    two = queries()
+    for n in range(20):
+        skill_edit(skill=edited, actor=owner, body=f"{edited.head.body}\nStep {n}.")
+    assert queries() == two
