@@ -18,6 +18,7 @@ from pixie.admin_scoping import (
 from pixie.errors import PixieError
 from pixie.permissions import is_operator
 
+from .admin_bundle_compare import BundleComparePages
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
 from .models import (
@@ -212,7 +213,7 @@ class BundleVersionInline(ReadOnlyInline):
 
 
 @admin.register(Bundle)
-class BundleAdmin(ReadOnlyHistoryAdmin):
+class BundleAdmin(BundleComparePages, ReadOnlyHistoryAdmin):
     ordering = ["name"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["name", "slug", "offered_by", "version_count", "created_at"]
     list_filter = ["publisher__kind", "publisher__trusted", "publisher"]
@@ -220,6 +221,11 @@ class BundleAdmin(ReadOnlyHistoryAdmin):
     list_select_related = ["publisher"]
     autocomplete_fields = ["publisher"]
     inlines = [BundleVersionInline]
+    # Adds "Compare versions" (admin_bundle_compare).
+    change_form_template = "admin/catalog/bundle/change_form.html"
+
+    def get_urls(self):
+        return self.compare_urls() + super().get_urls()
 
     def get_queryset(self, request):
         # A subquery, not Count() over a join: the page's 100 rows come straight off the

@@ -50,6 +50,11 @@ class FileInfo:
         kind = self.media_type
         return kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+json", "+xml"))
 
+    @classmethod
+    def of_row(cls, row) -> FileInfo:
+        """From a stored file row (SkillFile or RevisionFile)."""
+        return cls(row.path, row.executable, row.blob_id, row.size, row.media_type)
+
     def as_dict(self) -> dict:
         return {
             "path": self.path,

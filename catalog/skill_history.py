@@ -124,9 +124,7 @@ def revision_compare(
     old, new = rows[before], rows[after]
     files: dict[int, list[FileInfo]] = {old.pk: [], new.pk: []}
     for row in RevisionFile.objects.filter(revision_id__in=files).order_by("path"):
-        files[row.revision_id].append(
-            FileInfo(row.path, row.executable, row.blob_id, row.size, row.media_type)
-        )
+        files[row.revision_id].append(FileInfo.of_row(row))
     old_files, new_files = files[old.pk], files[new.pk]
     texts = blob_texts(file_texts_needed(old_files, new_files))
     return RevisionComparison(

@@ -215,6 +215,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PlanStatusEnum": "catalog.models.installs.Plan.State",
         "CatalogStatusEnum": "catalog.models.catalog.Status",
+        "ChangeEnum": "catalog.api.serializers.CHANGES",
+        "SkillChangeEnum": "catalog.api.serializers.SKILL_CHANGES",
     },
     # Path parameters say what their URL converters match; anything else is a 404.
     "PATH_CONVERTER_OVERRIDES": {

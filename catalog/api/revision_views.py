@@ -22,6 +22,8 @@ from catalog.skill_history import (
 from pixie.api import InWorkspace
 from pixie.api_schema import QueryParametersSchema
 
+from .serializers import FieldChangeSerializer, FileChangeSerializer, field_change_data
+
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
     origin = serializers.CharField(help_text="catalog, merge, local, rename or import")
@@ -78,26 +80,6 @@ class RevisionSerializer(RevisionSummarySerializer):
     def get_files(self, revision) -> list[dict]:
         """Each supporting file: path, size, sha256, mode, executable, media type."""
         return file_rows(revision.files.all())
-
-
-class FieldChangeSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text="name, short_description, frontmatter or body")
-    changed = serializers.BooleanField()
-    before = serializers.CharField()
-    after = serializers.CharField()
-    diff = serializers.ListField(
-        child=serializers.CharField(), help_text="A unified diff, one line an item"
-    )
-
-
-class FileChangeSerializer(serializers.Serializer):
-    path = serializers.CharField()
-    change = serializers.ChoiceField(choices=["added", "removed", "changed"])
-    old = serializers.DictField(allow_null=True, help_text="path, sha256, size, executable")
-    new = serializers.DictField(allow_null=True)
-    mode = serializers.CharField(help_text="A change of the executable bit, in words")
-    content = serializers.CharField(help_text="text, binary, too_long, same or removed")
-    diff = serializers.ListField(child=serializers.CharField())
 
 
 class ComparisonSerializer(serializers.Serializer):
@@ -169,16 +151,7 @@ class RevisionCompare(InWorkspace, APIView):
                 "before": RevisionSummarySerializer(comparison.before, context=context).data,
                 "after": RevisionSummarySerializer(comparison.after, context=context).data,
                 "identical": comparison.identical,
-                "fields": [
-                    {
-                        "field": change.field,
-                        "changed": change.changed,
-                        "before": change.before,
-                        "after": change.after,
-                        "diff": change.diff,
-                    }
-                    for change in comparison.fields
-                ],
+                "fields": [field_change_data(change) for change in comparison.fields],
                 "files": comparison.files,
             }
         )

@@ -233,3 +233,76 @@ def bundle_version_data(bundle_version: BundleVersion) -> dict:
 def _contents(bundle_version: BundleVersion) -> dict:
     data = BundleVersionSerializer(bundle_version_contents(bundle_version=bundle_version)).data
     return {field: data[field] for field in CONTENT_FIELDS}
+
+
+# Comparisons (a workspace skill's revisions, a bundle's versions): documented shapes of
+# what catalog.skill_history and catalog.bundle_history return.
+CHANGES = ["added", "removed", "changed"]
+SKILL_CHANGES = [*CHANGES, "unchanged"]
+
+
+class FieldChangeSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="name, short_description, frontmatter or body")
+    changed = serializers.BooleanField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    diff = serializers.ListField(
+        child=serializers.CharField(), help_text="A unified diff, one line an item"
+    )
+
+
+class FileChangeSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    change = serializers.ChoiceField(choices=CHANGES)
+    old = serializers.DictField(allow_null=True, help_text="path, sha256, size, executable")
+    new = serializers.DictField(allow_null=True)
+    mode = serializers.CharField(help_text="A change of the executable bit, in words")
+    content = serializers.CharField(help_text="text, binary, too_long, same or removed")
+    diff = serializers.ListField(child=serializers.CharField())
+
+
+def field_change_data(change) -> dict:
+    """A skill_history.FieldChange as FieldChangeSerializer documents it."""
+    return {
+        "field": change.field,
+        "changed": change.changed,
+        "before": change.before,
+        "after": change.after,
+        "diff": change.diff,
+    }
+
+
+class HostChangeSerializer(serializers.Serializer):
+    host = serializers.CharField()
+    port = serializers.IntegerField()
+    change = serializers.ChoiceField(choices=CHANGES)
+    before = serializers.CharField(allow_null=True, help_text="Its purpose before")
+    after = serializers.CharField(allow_null=True, help_text="Its purpose after")
+
+
+class CredentialChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    change = serializers.ChoiceField(choices=CHANGES)
+    before = serializers.DictField(allow_null=True, help_text="host and purpose before")
+    after = serializers.DictField(allow_null=True, help_text="host and purpose after")
+
+
+class SkillChangeSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    change = serializers.ChoiceField(choices=SKILL_CHANGES)
+    before = serializers.CharField(allow_null=True, help_text="Its skill version before")
+    after = serializers.CharField(allow_null=True, help_text="Its skill version after")
+    moved = serializers.BooleanField(help_text="Its place in the bundle's order changed")
+    fields = FieldChangeSerializer(many=True, help_text="The fields that changed")
+    files = FileChangeSerializer(many=True)
+
+
+class BundleComparisonSerializer(serializers.Serializer):
+    bundle = serializers.CharField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    identical = serializers.BooleanField()
+    skills = SkillChangeSerializer(many=True)
+    hosts = HostChangeSerializer(many=True)
+    credentials = CredentialChangeSerializer(many=True)
+    notes = FieldChangeSerializer()

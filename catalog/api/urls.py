@@ -8,6 +8,7 @@ W = "workspaces/<slug:workspace>"
 urlpatterns = [
     path("bundles/", views.BundleList.as_view(), name="bundle-list"),
     path("bundles/<slug:slug>/", views.BundleDetail.as_view(), name="bundle-detail"),
+    path("bundles/<slug:slug>/compare/", views.BundleCompare.as_view(), name="bundle-compare"),
     path(
         "bundles/<slug:slug>/versions/<str:version>/",
         views.BundleVersionDetail.as_view(),

@@ -4,7 +4,7 @@ import tempfile
 
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,15 +12,19 @@ from rest_framework.views import APIView
 from catalog import selectors
 from catalog.bundle_archive import write_bundle_zip
 from catalog.bundle_files import SKILL_FILE, skill_md_text
+from catalog.bundle_history import bundle_compare
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
+from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import CountInPagePagination
 
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
+    BundleComparisonSerializer,
     BundleDetailSerializer,
     BundleSerializer,
     BundleVersionSerializer,
     bundle_version_data,
+    field_change_data,
 )
 
 
@@ -96,3 +100,57 @@ class BundleVersionDownload(APIView):
         )
         response["X-Content-Type-Options"] = "nosniff"
         return response
+
+
+def bundle_comparison_data(comparison) -> dict:
+    return {
+        "bundle": comparison.bundle.slug,
+        "before": comparison.before.version,
+        "after": comparison.after.version,
+        "identical": comparison.identical,
+        "skills": [
+            {
+                "slug": skill.slug,
+                "change": skill.change,
+                "before": skill.before,
+                "after": skill.after,
+                "moved": skill.moved,
+                "fields": [field_change_data(change) for change in skill.changed_fields],
+                "files": skill.files,
+            }
+            for skill in comparison.skills
+        ],
+        "hosts": comparison.hosts,
+        "credentials": comparison.credentials,
+        "notes": field_change_data(comparison.notes),
+    }
+
+
+@extend_schema(
+    summary="Two versions of a bundle compared: skills (each field and file), hosts, "
+    "credential names, notes",
+    parameters=[
+        OpenApiParameter(
+            "from",
+            OpenApiTypes.STR,
+            description="The earlier version (default: the one before `to`)",
+        ),
+        OpenApiParameter(
+            "to",
+            OpenApiTypes.STR,
+            description="The later version (default: the newest you can see)",
+        ),
+    ],  # fmt: skip
+    responses={200: BundleComparisonSerializer},
+)
+class BundleCompare(APIView):
+    schema = QueryParametersSchema()
+
+    def get(self, request, slug):
+        comparison = bundle_compare(
+            user=request.user,
+            slug=slug,
+            before=request.query_params.get("from"),
+            after=request.query_params.get("to"),
+        )
+        return Response(bundle_comparison_data(comparison))

@@ -217,6 +217,7 @@ API_ROWS = {
     "bundle-list": [("get", API_CATALOG_LIST, None)],
     "bundle-detail": [("get", API_CATALOG, None)],
     "bundle-version-detail": [("get", API_CATALOG, None)],
+    "bundle-compare": [("get", API_CATALOG, None)],
     "bundle-version-download": [("get", API_CATALOG, None)],
     "bundle-skill-file": [("get", API_CATALOG, None)],
     "schema": [("get", API_CATALOG_LIST, None)],

@@ -67,6 +67,7 @@ def fill(route: str, name: str, world) -> str | None:
         "path": "SKILL.md",
         "bundle_version_id": ids["pending_version"],
         "publisher_id": ids["publisher"],
+        "bundle_id": ids["bundle"],
     }
     if "/turns/" in route:
         values["pk"] = ids["turn"]

@@ -113,6 +113,7 @@ def build_world(demo_catalog, capture) -> World:
         "applied_plan": Plan.objects.filter(workspace=acme, status="applied").first().pk,
         "pending_version": pending.pk,
         "publisher": pending.bundle.publisher_id,
+        "bundle": demo_catalog["2.1.0"].bundle_id,
     }
     return World(acme=acme, users=users, tokens=tokens, ids=ids)
 

@@ -1,0 +1,63 @@
+"""Two versions of a bundle compared, on the operator's bundle page.
+
+Mixed into BundleAdmin: who may view bundles in the admin (operators) reads it, for the
+versions they may see (selectors.visible_versions); nothing here writes.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from pixie.errors import ValidationFailed
+
+from .bundle_history import bundle_compare
+from .plan_display import file_views, side_by_side
+from .validators import version_key
+
+
+class BundleComparePages:
+    def compare_urls(self):
+        view = self.admin_site.admin_view(self.bundle_compare_view)
+        return [path("<int:bundle_id>/compare/", view, name="catalog_bundle_compare")]
+
+    def bundle_compare_view(self, request, bundle_id):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        bundle = get_object_or_404(self.get_queryset(request), pk=bundle_id)
+        compare_url = reverse("admin:catalog_bundle_compare", args=[bundle.pk])
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Compare versions of {bundle.name}",
+            "opts": self.model._meta,
+            "bundle": bundle,
+            "compare_url": compare_url,
+            "versions": sorted(
+                bundle.versions.values_list("version", flat=True), key=version_key, reverse=True
+            ),
+        }
+        try:
+            comparison = bundle_compare(
+                user=request.user,
+                slug=bundle.slug,
+                before=request.GET.get("from"),
+                after=request.GET.get("to"),
+            )
+        except ValidationFailed as exc:
+            context["problems"] = exc.problems
+            return TemplateResponse(request, "admin/catalog/bundle/compare.html", context)
+        skills = []
+        for skill in comparison.skills:
+            changes = [
+                {"label": change.label, "diff_html": side_by_side(change.before, change.after)}
+                for change in skill.changed_fields
+            ]
+            skills.append({"skill": skill, "changes": changes, "files": file_views(skill.files)})
+        context.update(
+            comparison=comparison,
+            skills=skills,
+            notes_html=side_by_side(comparison.notes.before, comparison.notes.after),
+            permalink=f"{compare_url}?from={comparison.before.version}"
+            f"&to={comparison.after.version}",
+        )
+        return TemplateResponse(request, "admin/catalog/bundle/compare.html", context)
