@@ -2,18 +2,22 @@
 
 Mixed into WorkspaceSkillAdmin. The skill comes through the admin's get_queryset, so
 whoever may open the skill (its workspace's members; superusers) may read its history,
-and anyone else meets a 404. Nothing here writes.
+and anyone else meets a 404. The one write is an owner's restore, through skill_restore.
 """
 
-from django.http import Http404
+from django.contrib import messages
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.views.decorators.http import require_POST
 
-from pixie.errors import ValidationFailed
+from pixie.errors import PixieError, ValidationFailed
+from pixie.permissions import require_owner, role_in
 
 from .plan_core import frontmatter_text
 from .plan_display import file_views, side_by_side
+from .services.workspace_skills import skill_restore
 from .skill_files_display import file_rows
 from .skill_history import (
     RevisionMissing,
@@ -37,6 +41,11 @@ class SkillHistoryPages:
                 "<int:skill_id>/compare/",
                 view(self.revision_compare_view),
                 name="catalog_workspaceskill_compare",
+            ),
+            path(
+                "<int:skill_id>/revision/<int:number>/restore/",
+                view(require_POST(self.revision_restore_view)),
+                name="catalog_workspaceskill_restore",
             ),
         ]
 
@@ -65,6 +74,7 @@ class SkillHistoryPages:
             "revision": revision,
             "is_head": revision.pk == skill.head_id,
             "head_number": skill.head.number if skill.head_id else None,
+            "is_owner": role_in(user=request.user, workspace=skill.workspace) == "owner",
             "frontmatter": frontmatter_text(revision.frontmatter, revision.approvals),
             "files": file_rows(revision.files.all()),
         }
@@ -94,3 +104,26 @@ class SkillHistoryPages:
             f"&to={comparison.after.number}",
         )
         return TemplateResponse(request, "admin/catalog/workspaceskill/compare.html", context)
+
+    def revision_restore_view(self, request, skill_id, number):
+        """An owner makes an earlier revision the latest again (a new, recorded edit)."""
+        skill = self._history_skill(request, skill_id)
+        head_before = skill.head_id
+        try:
+            require_owner(user=request.user, workspace=skill.workspace)
+            revision = skill_restore(skill=skill, number=number, actor=request.user)
+        except PixieError as exc:
+            for problem in getattr(exc, "problems", [exc.message]):
+                self.message_user(request, problem, messages.ERROR)
+            return HttpResponseRedirect(
+                reverse("admin:catalog_workspaceskill_text", args=[skill.pk, number])
+            )
+        if revision.pk == head_before:
+            self.message_user(request, f"@{skill.slug} already holds revision {number}'s text.")
+        else:
+            self.message_user(
+                request,
+                f"@{skill.slug} revision {number} is restored as revision {revision.number}.",
+                messages.SUCCESS,
+            )
+        return HttpResponseRedirect(reverse("admin:catalog_workspaceskill_change", args=[skill.pk]))

@@ -1,7 +1,8 @@
-"""A workspace skill's history in the API: its revisions, one whole, and two compared.
+"""A workspace skill's history in the API: its revisions, one whole, two compared, and
+an owner's restore of an earlier one.
 
 Members read them like the skill itself (404 for anyone else); thin callers of
-catalog.skill_history.
+catalog.skill_history and skill_restore.
 """
 
 from django.urls import reverse
@@ -12,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.models import SkillRevision, WorkspaceSkill
+from catalog.services.workspace_skills import skill_restore
 from catalog.skill_files_display import file_rows
 from catalog.skill_history import (
     revision_compare,
@@ -21,8 +23,11 @@ from catalog.skill_history import (
 )
 from pixie.api import InWorkspace
 from pixie.api_schema import QueryParametersSchema
+from pixie.permissions import require_owner
 
 from .serializers import FieldChangeSerializer, FileChangeSerializer, field_change_data
+from .workspace_serializers import SkillSerializer
+from .workspace_views import skills_of
 
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
@@ -155,3 +160,17 @@ class RevisionCompare(InWorkspace, APIView):
                 "files": comparison.files,
             }
         )
+
+
+class RevisionRestore(InWorkspace, APIView):
+    @extend_schema(
+        summary="Make an earlier revision the skill's latest again (a new local edit)",
+        request=None,
+        responses={200: SkillSerializer},
+    )
+    def post(self, request, workspace, slug, number):
+        skill = skill_in(self)
+        require_owner(user=request.user, workspace=skill.workspace, role=self.role)
+        skill_restore(skill=skill, number=number, actor=request.user)
+        restored = generics.get_object_or_404(skills_of(skill.workspace), pk=skill.pk)
+        return Response(SkillSerializer(restored).data)

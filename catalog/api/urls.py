@@ -44,6 +44,11 @@ urlpatterns = [
         name="skill-revision-detail",
     ),
     path(
+        f"{W}/skills/<slug:slug>/revisions/<int:number>/restore/",
+        revision_views.RevisionRestore.as_view(),
+        name="skill-revision-restore",
+    ),
+    path(
         f"{W}/skills/<slug:slug>/compare/",
         revision_views.RevisionCompare.as_view(),
         name="skill-compare",

@@ -13,10 +13,11 @@ import reversion
 from django.db.models import Max
 
 from catalog.models import SkillRevision, SkillVersion, Tool, WorkspaceSkill
+from catalog.skill_history import RevisionMissing
 from catalog.validators import NAME_MAX, SKILL_DESCRIPTION_MAX, body_too_large
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.namespace import apply_rename, is_slug, parse_mentions
+from pixie.namespace import apply_rename, is_slug, mention_set, parse_mentions
 
 from .revision_files import revision_files_from_revisions, revision_files_from_versions
 
@@ -197,6 +198,59 @@ def skill_edit(
         )
     skill.head = revision
     return revision
+
+
+def skill_restore(*, skill: WorkspaceSkill, number: int, actor) -> SkillRevision:
+    """Make an earlier revision's text and files the skill's latest again: a new local
+    edit on top of the head, recorded like any edit (history only grows; nothing old is
+    saved back). The skill keeps the head's catalog upstream, so a later upgrade sees
+    the restored text as a fork of it. Restoring what the head already holds writes
+    nothing and returns the head.
+    """
+    comment = f"Restored @{skill.slug} revision {number}"
+    with audited(actor=actor, comment=comment):
+        locked = (
+            WorkspaceSkill.objects.select_for_update(of=("self",))
+            .select_related("head")
+            .get(pk=skill.pk)
+        )
+        old = locked.revisions.filter(number=number).first()
+        if old is None:
+            raise RevisionMissing(locked, [number])
+        head = locked.head
+        if _same_text(old, head) and _file_identities(old) == _file_identities(head):
+            return head
+        # A mention of a skill renamed or removed since would dangle: say so instead.
+        gone = sorted(mention_set(old.body) - taken_slugs(workspace=locked.workspace_id))
+        if gone:
+            raise ValidationFailed(
+                [f"revision {number} mentions @{slug}, which is no longer a skill or tool "
+                 "here (renamed or removed since); edit the text instead" for slug in gone]
+            )  # fmt: skip
+        revision = _new_revision(
+            locked,
+            actor=actor,
+            name=old.name,
+            short_description=old.short_description,
+            body=old.body,
+            approvals=old.approvals,
+            frontmatter=old.frontmatter,
+            upstream=head.upstream,
+            origin="local",
+            comment=comment,
+            files_of=old,
+        )
+    skill.head = revision
+    return revision
+
+
+def _same_text(a: SkillRevision, b: SkillRevision) -> bool:
+    fields = ("name", "short_description", "body", "approvals", "frontmatter")
+    return all(getattr(a, f) == getattr(b, f) for f in fields)
+
+
+def _file_identities(revision: SkillRevision) -> set[tuple]:
+    return set(revision.files.values_list("path", "blob_id", "executable"))
 
 
 def _new_revision(

@@ -275,3 +275,86 @@ def test_the_skill_page_reads_as_many_queries_for_twenty_revisions_as_for_two(
     for n in range(20):
         skill_edit(skill=edited, actor=owner, body=f"{edited.head.body}\nStep {n}.")
     assert queries() == two
+
+
+# --- restore: an earlier revision made the latest again, as a new recorded edit ---------
+
+
+def test_an_owner_restores_the_catalog_text_as_a_new_revision(edited, owner, member):
+    response = api_for(owner).post(f"{URL}/revisions/1/restore/")
+    assert response.status_code == 200
+    assert response.json()["revision"] == 3 and NEW_LINE not in response.json()["body"]
+    restored = edited.revisions.get(number=3)
+    first = edited.revisions.get(number=1)
+    assert (restored.origin, restored.created_by, restored.comment) == (
+        "local", owner, "Restored @invoice-chase revision 1"
+    )  # fmt: skip
+    assert restored.body == first.body and restored.upstream == first.upstream
+    assert edited.revisions.get(number=2).body.count(NEW_LINE) == 1  # nothing earlier changed
+    compare = api_for(member).get(f"{URL}/compare/?from=1&to=3").json()
+    assert compare["identical"] is True
+
+
+def test_a_member_may_not_restore_and_nothing_changes(edited, member):
+    response = api_for(member).post(f"{URL}/revisions/1/restore/")
+    assert response.status_code == 403
+    assert "Only an owner" in response.json()["detail"]
+    assert edited.revisions.count() == 2
+
+
+def test_restoring_the_latest_text_writes_nothing(edited, owner):
+    response = api_for(owner).post(f"{URL}/revisions/2/restore/")
+    assert response.status_code == 200 and response.json()["revision"] == 2
+    assert edited.revisions.count() == 2
+
+
+def test_restoring_a_revision_that_does_not_exist_names_it(edited, owner):
+    response = api_for(owner).post(f"{URL}/revisions/5/restore/")
+    assert response.status_code == 404
+    assert "has no revision 5; its revisions are 1 to 2" in response.json()["detail"]
+
+
+def test_a_restore_that_would_mention_a_skill_renamed_since_is_refused(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    from catalog.services.workspace_skills import skill_rename
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    skill_rename(
+        skill=WorkspaceSkill.objects.get(workspace=acme, slug="ar-ground-rules"),
+        new_slug="house-rules",
+        actor=owner,
+    )
+    chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    assert chase.revisions.count() == 2  # the rename rewrote its mention
+    response = api_for(owner).post(f"{URL}/revisions/1/restore/")
+    assert response.status_code == 400
+    assert response.json()["problems"] == [
+        "revision 1 mentions @ar-ground-rules, which is no longer a skill or tool here "
+        "(renamed or removed since); edit the text instead"
+    ]
+    assert chase.revisions.count() == 2
+
+
+def test_a_restore_brings_back_the_files_of_that_revision(upgraded, owner, member):
+    response = api_for(owner).post("/api/workspaces/acme/skills/ledger-export/revisions/1/restore/")
+    assert response.status_code == 200
+    comparison = (
+        api_for(member).get("/api/workspaces/acme/skills/ledger-export/compare/?from=1&to=3").json()
+    )
+    assert comparison["identical"] is True and comparison["files"] == []
+
+
+def test_the_owner_restores_from_the_revision_page(edited, owner, member):
+    page = reverse("admin:catalog_workspaceskill_text", args=[edited.pk, 1])
+    restore = reverse("admin:catalog_workspaceskill_restore", args=[edited.pk, 1])
+    assert restore not in admin_for(member).get(page).content.decode()  # not offered
+    assert admin_for(member).post(restore).status_code == 302
+    assert edited.revisions.count() == 2  # and refused
+    client = admin_for(owner)
+    assert restore in client.get(page).content.decode()
+    response = client.post(restore, follow=True)
+    assert "revision 1 is restored as revision 3" in response.content.decode()
+    assert edited.revisions.count() == 3
+    history = client.get(reverse("admin:catalog_workspaceskill_history", args=[edited.pk]))
+    assert "Restored @invoice-chase revision 1" in history.content.decode()

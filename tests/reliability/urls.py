@@ -69,6 +69,8 @@ def fill(route: str, name: str, world) -> str | None:
         "publisher_id": ids["publisher"],
         "bundle_id": ids["bundle"],
     }
+    if "/restore/" in route:  # the world's skill with an earlier revision to restore
+        values["slug"], values["skill_id"] = "month-end", ids["local_skill"]
     if "/turns/" in route:
         values["pk"] = ids["turn"]
     if "/messages/" in route:

@@ -13,7 +13,7 @@ from agents.promote import assembly_promote
 from agents.services import agent_skill_attach, turn_start
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.plans import plan_create
-from catalog.services.workspace_skills import skill_create
+from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie import sharing
 from pixie.models import Membership, Message, Workspace
@@ -59,6 +59,8 @@ def build_world(demo_catalog, capture) -> World:
         workspace=acme, slug="month-end", name="Month end", short_description="Close it.",
         body="Close the month with @query-ledger.", actor=owner,
     )  # fmt: skip
+    # A second revision, so an owner has an earlier one to restore.
+    skill_edit(skill=local, actor=owner, body="Close the month with @query-ledger, then rest.")
     turn = turn_start(agent=agent)
     plan = plan_create(
         workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
