@@ -119,6 +119,11 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
         return {e.skill_version.package.slug: (n, e.skill_version) for n, e in enumerate(ordered)}
 
     before, after = entries(old), entries(new)
+    # Moved: its place among the skills both versions hold changed (a skill added or
+    # removed around it moves nothing).
+    both = [slug for slug in before if slug in after]
+    rank_before = {slug: n for n, slug in enumerate(both)}
+    rank_after = {slug: n for n, slug in enumerate(sorted(both, key=lambda s: after[s][0]))}
     pairs = []
     for slug in [*after, *(s for s in before if s not in after)]:
         a, b = before.get(slug, (None, None))[1], after.get(slug, (None, None))[1]
@@ -153,7 +158,7 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
                 )
             )
             continue
-        moved = before[slug][0] != after[slug][0]
+        moved = rank_before[slug] != rank_after[slug]
         if a.pk == b.pk:
             changes.append(SkillChange(slug, "unchanged", a.version, b.version, moved=moved))
             continue

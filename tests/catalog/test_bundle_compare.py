@@ -167,3 +167,23 @@ def test_who_is_not_an_operator_is_refused_the_admin_page(demo_catalog, reader):
     client.force_login(reader)
     bundle = Bundle.objects.get(slug="accounts-receivable")
     assert client.get(reverse("admin:catalog_bundle_compare", args=[bundle.pk])).status_code == 403
+
+
+def test_a_skill_added_before_the_others_moves_none_of_them(demo_catalog, reader):
+    """2.2.0 inserts @payment-plan; the skills after it keep their order among themselves."""
+    comparison = api_for(reader).get(URL).json()
+    assert [s["slug"] for s in comparison["skills"] if s["moved"]] == []
+
+
+def test_a_swap_in_the_order_is_called_out(tmp_path, reader):
+    publish(ledger_bundle(tmp_path, "1.0.0"))
+    folder = ledger_bundle(tmp_path, "1.1.0")
+    toml = (folder / "bundle.toml").read_text()
+    order = '["ledger-lookup", "ledger-export"]'
+    swapped = toml.replace(order, '["ledger-export", "ledger-lookup"]')
+    write(folder / "bundle.toml", swapped)
+    publish(folder)
+    comparison = api_for(reader).get("/api/bundles/ledger-tools/compare/").json()
+    assert {s["slug"] for s in comparison["skills"] if s["moved"]} == {
+        "ledger-lookup", "ledger-export"
+    }  # fmt: skip
