@@ -16,7 +16,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from agents.models import Agent
-from pixie.admin_scoping import ServiceManagedAdmin
+from pixie.admin_scoping import ServiceManagedAdmin, member_workspace_ids, owned_workspace_ids
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 from pixie.permissions import role_in
@@ -153,8 +153,18 @@ class PlanAdmin(ServiceManagedAdmin):
             "title": "Ask for a plan",
             "form": form,
             "opts": self.model._meta,
+            # Only owners ask: a member is told so, and where to turn, instead of a form
+            # whose workspace list is empty.
+            "owns_a_workspace": bool(owned_workspace_ids(request.user)),
+            "member_of": Workspace.objects.filter(
+                pk__in=member_workspace_ids(request.user)
+            ).order_by("name"),
         }
         return TemplateResponse(request, "admin/catalog/plan/ask.html", context)
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"owns_a_workspace": bool(owned_workspace_ids(request.user))}
+        return super().changelist_view(request, {**extra, **(extra_context or {})})
 
     def review_view(self, request, plan_id):
         plan, role = self._plan_and_role(request, plan_id)

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from pixie.admin_scoping import MemberWorkspaceFilter, WorkspaceScopedAdmin
+from pixie.admin_scoping import MemberWorkspaceFilter, WorkspaceScopedAdmin, owned_workspace_ids
 from pixie.errors import PixieError
 
 from .models import CredentialRequirement, EgressRule
@@ -22,6 +22,13 @@ class CredentialRequirementAdmin(WorkspaceScopedAdmin):
     search_fields = ["name"]
     list_select_related = ["workspace", "confirmed_by"]
     actions = ["confirm_supplied"]
+
+    def get_actions(self, request):
+        # Confirming is an owner's: who owns no workspace is not offered it.
+        actions = super().get_actions(request)
+        if not owned_workspace_ids(request.user):
+            actions.pop("confirm_supplied", None)
+        return actions
 
     @admin.action(description="Confirm the selected credentials are supplied (outside Pixie)")
     def confirm_supplied(self, request, queryset):

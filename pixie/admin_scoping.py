@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.http import Http404
 
 from .admin_history import ReadOnlyHistoryAdmin
-from .models import Workspace
+from .models import Membership, Workspace
 from .permissions import role_in
 
 
@@ -18,6 +18,20 @@ def member_workspace_ids(user) -> list[int]:
     if cached is None:
         cached = list(user.memberships.values_list("workspace_id", flat=True))
         user._pixie_workspace_ids = cached
+    return cached
+
+
+def owned_workspace_ids(user) -> list[int]:
+    """The workspaces the user owns: where owners' actions (plans, confirmations) are
+    offered at all. One query, kept on the user for the request."""
+    cached = getattr(user, "_pixie_owned_workspace_ids", None)
+    if cached is None:
+        cached = list(
+            user.memberships.filter(role=Membership.Role.OWNER).values_list(
+                "workspace_id", flat=True
+            )
+        )
+        user._pixie_owned_workspace_ids = cached
     return cached
 
 
