@@ -454,8 +454,7 @@ class SkillRevisionInline(ReadOnlyInline):
 
     @admin.display(description="From the catalog version")
     def came_from(self, revision):
-        upstream = revision.upstream
-        return f"{upstream.package.slug} {upstream.version}" if upstream else "—"
+        return revision.upstream.label if revision.upstream else "—"
 
     @admin.display(description="By")
     def made_by(self, revision):

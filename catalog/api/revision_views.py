@@ -52,8 +52,7 @@ class RevisionSummarySerializer(serializers.ModelSerializer):
 
     def get_upstream(self, revision) -> str | None:
         """The catalog skill version this revision came from, as "package version"."""
-        upstream = revision.upstream
-        return f"{upstream.package.slug} {upstream.version}" if upstream else None
+        return revision.upstream.label if revision.upstream else None
 
     def get_created_by(self, revision) -> str | None:
         return revision.created_by.get_username() if revision.created_by else None

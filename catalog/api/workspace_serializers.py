@@ -137,7 +137,7 @@ class SkillSerializer(serializers.ModelSerializer):
 
     def get_upstream(self, skill) -> str | None:
         upstream = skill.head.upstream if skill.head else None
-        return f"{upstream.package.slug} {upstream.version}" if upstream else None
+        return upstream.label if upstream else None
 
     def get_installed_from(self, skill) -> str | None:
         installation = skill.installation

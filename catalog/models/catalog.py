@@ -171,6 +171,11 @@ class SkillVersion(PublishedImmutable):
     def __str__(self):
         return f"@{self.package.slug} {self.version}"
 
+    @property
+    def label(self) -> str:
+        """The package and version, as the API names a revision's upstream."""
+        return f"{self.package.slug} {self.version}"
+
 
 @reversion.register()
 class Bundle(models.Model):

@@ -158,12 +158,7 @@ def skill_edit(
     Editing to identical content writes nothing and returns the head.
     """
     with audited(actor=actor, comment=comment or f"Edited skill @{skill.slug}"):
-        # of=("self",): PostgreSQL cannot lock the nullable side of the outer join to head.
-        locked = (
-            WorkspaceSkill.objects.select_for_update(of=("self",))
-            .select_related("head")
-            .get(pk=skill.pk)
-        )
+        locked = _locked_with_head(skill)
         head = locked.head
         new_name = head.name if name is None else name
         new_short = head.short_description if short_description is None else short_description
@@ -209,11 +204,7 @@ def skill_restore(*, skill: WorkspaceSkill, number: int, actor) -> SkillRevision
     """
     comment = f"Restored @{skill.slug} revision {number}"
     with audited(actor=actor, comment=comment):
-        locked = (
-            WorkspaceSkill.objects.select_for_update(of=("self",))
-            .select_related("head")
-            .get(pk=skill.pk)
-        )
+        locked = _locked_with_head(skill)
         old = locked.revisions.filter(number=number).first()
         if old is None:
             raise RevisionMissing(locked, [number])
@@ -242,6 +233,16 @@ def skill_restore(*, skill: WorkspaceSkill, number: int, actor) -> SkillRevision
         )
     skill.head = revision
     return revision
+
+
+def _locked_with_head(skill: WorkspaceSkill) -> WorkspaceSkill:
+    """The skill's row, locked for a new revision, with its head."""
+    # of=("self",): PostgreSQL cannot lock the nullable side of the outer join to head.
+    return (
+        WorkspaceSkill.objects.select_for_update(of=("self",))
+        .select_related("head")
+        .get(pk=skill.pk)
+    )
 
 
 def _same_text(a: SkillRevision, b: SkillRevision) -> bool:

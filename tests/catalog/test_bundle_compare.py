@@ -3,24 +3,17 @@ operator reviewing a release reads it: skills added, removed and changed (each f
 supporting file), hosts, credential names and notes; only versions the reader may see."""
 
 import pytest
-from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
-from catalog.models import Bundle
+from catalog.models import Bundle, Publisher
 from tests.catalog.skill_folders import write
+from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.plans.test_plan_files import ledger_bundle, publish
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/bundles/accounts-receivable/compare/"
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture
@@ -94,8 +87,6 @@ def test_a_workspaces_unapproved_version_is_not_compared_for_others(tmp_path, re
     globex_owner = make_user("gil")
     globex = make_workspace("globex", owner=globex_owner)
     bundle = Bundle.objects.get(slug="ledger-tools")
-    from catalog.models import Publisher
-
     publisher = Publisher.objects.create(slug="globex", name="Globex", kind="workspace",
                                          workspace=globex)  # fmt: skip
     bundle.publisher = publisher
@@ -103,9 +94,10 @@ def test_a_workspaces_unapproved_version_is_not_compared_for_others(tmp_path, re
     bundle.versions.filter(version="1.1.0").update(catalog_review="pending")
     response = api_for(reader).get("/api/bundles/ledger-tools/compare/?to=1.1.0")
     assert response.status_code == 404
-    assert api_for(globex_owner).get("/api/bundles/ledger-tools/compare/?to=1.1.0").json()[
-        "after"
-    ] == "1.1.0"
+    assert (
+        api_for(globex_owner).get("/api/bundles/ledger-tools/compare/?to=1.1.0").json()["after"]
+        == "1.1.0"
+    )
 
 
 def test_a_changed_script_is_diffed_and_a_new_mode_called_out(tmp_path, reader):
@@ -161,10 +153,7 @@ def test_the_admin_page_names_a_version_that_does_not_exist(demo_catalog, operat
 
 
 def test_who_is_not_an_operator_is_refused_the_admin_page(demo_catalog, reader):
-    reader.is_staff = True
-    reader.save(update_fields=["is_staff"])
-    client = Client()
-    client.force_login(reader)
+    client = admin_for(reader)
     bundle = Bundle.objects.get(slug="accounts-receivable")
     assert client.get(reverse("admin:catalog_bundle_compare", args=[bundle.pk])).status_code == 403
 

@@ -3,20 +3,12 @@ credential are an owner's, so a member is told who can, instead of meeting a for
 workspace list is empty or an action refused after the click."""
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
+from tests.clients import admin_for
 from tests.plans.flow import install
 
 pytestmark = pytest.mark.django_db
-
-
-def admin_for(user) -> Client:
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

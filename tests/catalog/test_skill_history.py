@@ -7,14 +7,13 @@ the catalog), then the owner edits the body (revision 2, a local edit with a com
 """
 
 import pytest
-from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 from reversion.models import Version
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
 from tests.catalog.skill_folders import write
+from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.plans.flow import approve_and_apply, install
 from tests.plans.test_plan_files import ledger_bundle, publish, upgrade
@@ -22,20 +21,6 @@ from tests.plans.test_plan_files import ledger_bundle, publish, upgrade
 pytestmark = pytest.mark.django_db
 
 NEW_LINE = "Never chase an invoice that is under a payment plan."
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-def admin_for(user) -> Client:
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -1,0 +1,20 @@
+"""Clients signed in as a person: the API with their credentials, the admin with their
+login (made staff, as every admin login is)."""
+
+from django.test import Client
+from rest_framework.test import APIClient
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def admin_for(user) -> Client:
+    if not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(user)
+    return client
