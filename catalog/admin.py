@@ -14,6 +14,7 @@ from pixie.admin_scoping import (
     ReadOnlyInline,
     ServiceManagedAdmin,
     SharedChoicesInline,
+    person,
 )
 from pixie.errors import PixieError
 from pixie.permissions import is_operator
@@ -45,7 +46,7 @@ REVIEW_FIELDS = [
     "catalog_review_flags",
     "catalog_review_reason",
     "catalog_reviewed_at",
-    "catalog_reviewed_by",
+    "reviewed",
 ]
 
 
@@ -347,18 +348,18 @@ class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
         "notes",
         "status",
         "published_at",
-        "published_by",
+        "published",
         "yanked_at",
-        "yanked_by",
+        "yanked",
         "yank_reason",
         *REVIEW_FIELDS,
     ]
     state_fields = [
         "status",
         "published_at",
-        "published_by",
+        "published",
         "yanked_at",
-        "yanked_by",
+        "yanked",
         "yank_reason",
         *REVIEW_FIELDS,
     ]
@@ -367,9 +368,24 @@ class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related("bundle__publisher", "published_by", "yanked_by")
+            .select_related(
+                "bundle__publisher", "published_by", "yanked_by", "catalog_reviewed_by"
+            )
             .annotate(skill_count=Count("skills"))
         )
+
+    # Who published, yanked and reviewed, by name: the user pages are superusers'.
+    @admin.display(description="Published by")
+    def published(self, obj):
+        return person(obj.published_by)
+
+    @admin.display(description="Yanked by")
+    def yanked(self, obj):
+        return person(obj.yanked_by)
+
+    @admin.display(description="Catalog reviewed by")
+    def reviewed(self, obj):
+        return person(obj.catalog_reviewed_by)
 
     @admin.display(description="Skills", ordering="skill_count")
     def skill_count(self, obj):
@@ -508,6 +524,21 @@ class InstallationAdmin(ServiceManagedAdmin):
     list_filter = [MemberWorkspaceFilter, ("bundle", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
     change_form_template = "admin/catalog/installation/change_form.html"
+    # The bundle and its version by name: their pages are operators'.
+    fields = ["workspace", "bundle_name", "version_name", "installed_at", "installed"]
+    readonly_fields = fields
+
+    @admin.display(description="Bundle")
+    def bundle_name(self, installation):
+        return installation.bundle.name
+
+    @admin.display(description="Bundle version")
+    def version_name(self, installation):
+        return installation.bundle_version.version
+
+    @admin.display(description="Installed by")
+    def installed(self, installation):
+        return person(installation.installed_by)
 
     def get_urls(self):
         from django.urls import path

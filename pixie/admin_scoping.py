@@ -35,6 +35,12 @@ def owned_workspace_ids(user) -> list[int]:
     return cached
 
 
+def person(user) -> str:
+    """A user by name, not as a link: the admin's user pages are operators' (superusers'),
+    and Django links a read-only foreign key whoever reads it."""
+    return user.get_username() if user is not None else "—"
+
+
 class MemberWorkspaceFilter(admin.SimpleListFilter):
     """Filter by workspace, offering only the workspaces the user may see (superusers:
     all). Django's own filter on a workspace field lists every workspace's name."""

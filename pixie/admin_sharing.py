@@ -18,7 +18,12 @@ from django.utils.html import format_html
 
 from . import crypto
 from . import sharing as svc
-from .admin_scoping import MemberWorkspaceFilter, ServiceManagedAdmin, member_workspace_ids
+from .admin_scoping import (
+    MemberWorkspaceFilter,
+    ServiceManagedAdmin,
+    member_workspace_ids,
+    person,
+)
 from .errors import PixieError
 from .models import BlockedSender, Contact, Membership, Message, Workspace
 from .permissions import role_in
@@ -95,8 +100,12 @@ class ContactAdmin(ServiceManagedAdmin):
     list_filter = [MemberWorkspaceFilter]
     list_select_related = ["workspace"]
     search_fields = ["name", "remote_workspace"]
-    fields = ["workspace", "name", "remote_workspace", "inbox_url", "fingerprint", "added_by"]
+    fields = ["workspace", "name", "remote_workspace", "inbox_url", "fingerprint", "added"]
     readonly_fields = fields
+
+    @admin.display(description="Added by")
+    def added(self, contact):
+        return person(contact.added_by)
 
     @admin.display(description="Fingerprint")
     def fingerprint(self, contact):
