@@ -1,6 +1,11 @@
 from django.contrib import admin, messages
 
-from pixie.admin_scoping import MemberWorkspaceFilter, WorkspaceScopedAdmin, owned_workspace_ids
+from pixie.admin_scoping import (
+    MemberWorkspaceFilter,
+    WorkspaceScopedAdmin,
+    owned_workspace_ids,
+    person,
+)
 from pixie.errors import PixieError
 
 from .models import CredentialRequirement, EgressRule
@@ -13,6 +18,14 @@ class EgressRuleAdmin(WorkspaceScopedAdmin):
     list_filter = [MemberWorkspaceFilter]
     search_fields = ["host", "credential_name"]
     list_select_related = ["workspace", "approved_by"]
+    # Who approved, by name (the user pages are superusers'); rules come through plans.
+    fields = ["workspace", "host", "port", "purpose", "credential_name", "approved",
+              "approved_at", "plan"]  # fmt: skip
+    readonly_fields = ["approved", "approved_at"]
+
+    @admin.display(description="Approved by")
+    def approved(self, rule):
+        return person(rule.approved_by)
 
 
 @admin.register(CredentialRequirement)
@@ -21,7 +34,14 @@ class CredentialRequirementAdmin(WorkspaceScopedAdmin):
     list_filter = ["confirmed", MemberWorkspaceFilter]
     search_fields = ["name"]
     list_select_related = ["workspace", "confirmed_by"]
+    fields = ["workspace", "name", "host", "purpose", "confirmed", "confirmed_who",
+              "confirmed_at"]  # fmt: skip
+    readonly_fields = ["confirmed_who", "confirmed_at"]
     actions = ["confirm_supplied"]
+
+    @admin.display(description="Confirmed by")
+    def confirmed_who(self, requirement):
+        return person(requirement.confirmed_by)
 
     def get_actions(self, request):
         # Confirming is an owner's: who owns no workspace is not offered it.

@@ -22,6 +22,7 @@ from .admin_scoping import (
     MemberWorkspaceFilter,
     ServiceManagedAdmin,
     member_workspace_ids,
+    owned_workspace_ids,
     person,
 )
 from .errors import PixieError
@@ -211,13 +212,6 @@ class BlockForm(forms.Form):
     )
 
 
-def owns_some_workspace(request) -> bool:
-    cached = getattr(request, "_pixie_owns_some", None)
-    if cached is None:
-        cached = request._pixie_owns_some = owned_workspaces(request.user).exists()
-    return cached
-
-
 INBOX_STATES_SHOWN = 20
 
 
@@ -245,7 +239,7 @@ class MessageAdmin(ServiceManagedAdmin):
 
     def get_actions(self, request):
         actions = super().get_actions(request)
-        if not owns_some_workspace(request):  # offer members nothing they may not do
+        if not owned_workspace_ids(request.user):  # offer members nothing they may not do
             for name in self.owner_actions:
                 actions.pop(name, None)
         return actions
@@ -471,13 +465,17 @@ class BlockedSenderAdmin(ServiceManagedAdmin):
     list_display = ["claimed_name", "fingerprint", "workspace", "blocked_by", "created_at"]
     list_filter = [MemberWorkspaceFilter]
     list_select_related = ["workspace", "blocked_by"]
-    fields = ["workspace", "claimed_name", "fingerprint", "blocked_by", "created_at"]
+    fields = ["workspace", "claimed_name", "fingerprint", "blocked", "created_at"]
     readonly_fields = fields
+
+    @admin.display(description="Blocked by")
+    def blocked(self, sender):
+        return person(sender.blocked_by)
     actions = ["unblock"]
 
     def get_actions(self, request):
         actions = super().get_actions(request)
-        if not owns_some_workspace(request):
+        if not owned_workspace_ids(request.user):
             actions.pop("unblock", None)
         return actions
 

@@ -88,17 +88,7 @@ AXE_IMPORT_MISS = re.compile(r"status of 404 \(Not Found\) at \S+/widgets\.css(/
 AXE_SCRIPT = Axe().axe_script
 # (link path pattern, status, why): links known to refuse their reader, each a bug left
 # open. Anything else a link answers at 400 or above fails the crawl.
-KNOWN_BROKEN_LINKS = [
-    (
-        re.compile(r"^/admin/auth/user/\d+/change/$"),
-        403,
-        "Django links a read-only foreign key to the related object's change page without "
-        "asking whether the reader may see it: a user named on a workspace page (who "
-        "approved a rule, blocked a sender) leads an owner or member to a bare 403. The "
-        "installation's bundle and version, a contact's and a bundle version's users are "
-        "shown as names now; the other user fields are left",
-    ),
-]
+KNOWN_BROKEN_LINKS: list[tuple[re.Pattern, int, str]] = []
 
 
 @dataclass
