@@ -140,6 +140,9 @@ def test_an_operator_compares_two_versions_in_the_admin(demo_catalog, operator_c
     main = page.split('id="content-main"', 1)[1]
     assert "@payment-plan" in main and "payments.example.com" in main
     assert "PAYMENTS_API_KEY" in main and "<ins>" in main
+    # A new skill's whole text is there to read, folded away under the list of changes.
+    added = main.split('id="skill-payment-plan"', 1)[1].split('class="compare-skill"', 1)[0]
+    assert "<details><summary>Read the new skill whole" in added
     change = operator_client.get(reverse("admin:catalog_bundle_change", args=[bundle.pk]))
     assert url in change.content.decode()
 
