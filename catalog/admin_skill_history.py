@@ -24,7 +24,7 @@ from .skill_history import (
     revision_compare,
     revision_get,
     revision_number,
-    skill_revisions,
+    revision_summaries,
 )
 
 
@@ -83,7 +83,7 @@ class SkillHistoryPages:
     def revision_compare_view(self, request, skill_id):
         skill = self._history_skill(request, skill_id)
         context = self._history_context(request, skill, f"Compare revisions of @{skill.slug}")
-        context["revisions"] = list(skill_revisions(skill))
+        context["revisions"] = list(revision_summaries(skill))
         try:
             comparison = revision_compare(
                 skill=skill,

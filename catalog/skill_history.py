@@ -32,6 +32,12 @@ def skill_revisions(skill: WorkspaceSkill) -> QuerySet[SkillRevision]:
     return skill.revisions.select_related("upstream__package", "created_by").order_by("-number")
 
 
+def revision_summaries(skill: WorkspaceSkill) -> QuerySet[SkillRevision]:
+    """skill_revisions without the texts: what a list of revisions shows (number, origin,
+    name, who, when, comment), so a long history does not read every body."""
+    return skill_revisions(skill).defer("body", "frontmatter", "approvals")
+
+
 def revision_get(*, skill: WorkspaceSkill, number: int) -> SkillRevision:
     """One revision whole (its files too), or a refusal naming the revisions there are."""
     found = list(

@@ -19,7 +19,7 @@ from catalog.skill_history import (
     revision_compare,
     revision_get,
     revision_number,
-    skill_revisions,
+    revision_summaries,
 )
 from pixie.api import InWorkspace
 from pixie.api_schema import QueryParametersSchema
@@ -109,7 +109,7 @@ class RevisionList(InWorkspace, generics.ListAPIView):
 
     def get_queryset(self):
         self.skill = skill_in(self)
-        return skill_revisions(self.skill)
+        return revision_summaries(self.skill)
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "skill": getattr(self, "skill", None)}

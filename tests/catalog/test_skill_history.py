@@ -363,3 +363,19 @@ def test_the_skill_page_offers_a_member_only_what_a_member_may_do(edited, owner,
         assert f'"{url}"' not in as_member and f'"{url}"' in as_owner, url
     for url in readers:
         assert f'"{url}"' in as_member and f'"{url}"' in as_owner, url
+
+
+def test_lists_of_revisions_do_not_read_their_texts(edited, member):
+    """The API's list and the comparison page's picker name each revision without reading
+    every body: a long history of long skills stays a small read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[edited.pk])
+    for client, url in ((api_for(member), f"{URL}/revisions/"), (admin_for(member), compare)):
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        # The list reads every revision; the two compared ("number" IN (…)) are read whole.
+        ordered = 'ORDER BY "catalog_skillrevision"."number" DESC'
+        listing = [q["sql"] for q in captured if ordered in q["sql"] and " IN (" not in q["sql"]]
+        assert listing and all('"catalog_skillrevision"."body"' not in sql for sql in listing)
