@@ -337,8 +337,8 @@ def get(browser: Client, url: str) -> None:
 def share_import_queries(fleet, receiver):
     """A sender with 12 skills mentioning each other shares them with workspace 0."""
     from catalog.services.workspace_skills import skill_create
-    from pixie import sharing
-    from pixie.models import Message
+    from pixie.sharing import services as sharing
+    from pixie.sharing.models import Message
 
     receiving = Workspace.objects.get(pk=fleet.workspace_ids[0])
     sending = Workspace.objects.get(pk=fleet.workspace_ids[2])

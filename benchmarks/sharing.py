@@ -286,8 +286,9 @@ def _real_import(connection) -> None:
 
     from catalog.models import SkillRevision, WorkspaceSkill
     from catalog.services.workspace_skills import skill_create
-    from pixie import sharing
-    from pixie.models import Membership, Message, Workspace
+    from pixie.models import Membership, Workspace
+    from pixie.sharing import services as sharing
+    from pixie.sharing.models import Message
 
     user_model = get_user_model()
     ann = user_model.objects.create_user("ann")

@@ -368,9 +368,7 @@ class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related(
-                "bundle__publisher", "published_by", "yanked_by", "catalog_reviewed_by"
-            )
+            .select_related("bundle__publisher", "published_by", "yanked_by", "catalog_reviewed_by")
             .annotate(skill_count=Count("skills"))
         )
 
@@ -497,15 +495,17 @@ class WorkspaceSkillAdmin(SkillHistoryPages, ServiceManagedAdmin):
     list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
     readonly_fields = ["head"]
     inlines = [SkillRevisionInline]
-    # Adds "Share with a contact" and "Rename" (pages in pixie.admin_skill_sharing).
     change_form_template = "admin/catalog/workspaceskill/change_form.html"
+    # Pages a layer above catalog adds to a skill ("Share with a contact", from
+    # pixie.sharing.admin_skill): functions of this admin that return URL patterns.
+    extra_pages = []
 
     def get_urls(self):
-        from pixie.admin_skill_sharing import skill_sharing_urls
-
         from .admin_skill_pages import skill_edit_urls
 
-        own = self.history_urls() + skill_edit_urls(self) + skill_sharing_urls(self)
+        own = self.history_urls() + skill_edit_urls(self)
+        for pages in self.extra_pages:
+            own += pages(self)
         return own + super().get_urls()
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

@@ -65,7 +65,3 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
             "original": workspace,
         }
         return TemplateResponse(request, "admin/pixie/workspace/dashboard.html", context)
-
-
-# Contacts, the inbox and the share review pages.
-from . import admin_sharing  # noqa: E402, F401

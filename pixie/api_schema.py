@@ -116,7 +116,7 @@ class QueryParametersSchema(PixieAutoSchema):
 
 
 class SharingSchema(PixieAutoSchema):
-    """The sharing API names every problem of a bad request (pixie.sharing_api._valid)."""
+    """The sharing API names every problem of a bad request (pixie.sharing.api._valid)."""
 
     bad_request_shapes = ("Problems", "Error")
 

@@ -14,7 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("catalog.api.urls")),
     path("api/", include("agents.urls")),
-    path("api/", include("pixie.sharing_urls")),
+    path("api/", include("pixie.sharing.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]

@@ -42,9 +42,10 @@ def seed(*, accounts: int, messages: int) -> dict:
 
     from agents.models import Agent
     from catalog.models import BundleVersion, Status
-    from pixie import sharing
     from pixie.audit import audited
-    from pixie.models import Membership, Message, Workspace
+    from pixie.models import Membership, Workspace
+    from pixie.sharing import services as sharing
+    from pixie.sharing.models import Message
 
     call_command("demo", stdout=io.StringIO())
     User = get_user_model()

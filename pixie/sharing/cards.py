@@ -6,9 +6,9 @@ import json
 
 from django.conf import settings
 
-from pixie import crypto
 from pixie.errors import ValidationFailed
 from pixie.namespace import is_slug
+from pixie.sharing import crypto
 
 from .destinations import inbox_url_problems
 from .identities import CARD_SENTINEL

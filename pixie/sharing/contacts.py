@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404
 
-from pixie import crypto
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import Contact, Identity, Message, Workspace
+from pixie.models import Workspace
 from pixie.permissions import require_owner
+from pixie.sharing import crypto
+from pixie.sharing.models import Contact, Identity, Message
 
 from .cards import card_parse
 from .destinations import DestinationRefused, destination_resolve, inbox_parse

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from pixie.audit import audited
 from pixie.errors import PixieError
-from pixie.models import Identity, Message
+from pixie.sharing.models import Identity, Message
 
 from .destinations import (
     DestinationRefused,

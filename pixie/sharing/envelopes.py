@@ -15,8 +15,8 @@ import uuid
 
 from django.conf import settings
 
-from pixie import crypto
 from pixie.errors import PixieError, ValidationFailed
+from pixie.sharing import crypto
 
 ENVELOPE_SENTINEL = "pixie_envelope"
 ENVELOPE_FIELDS = frozenset({ENVELOPE_SENTINEL, "id", "to", "sealed"})

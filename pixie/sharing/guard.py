@@ -32,7 +32,8 @@ from django.utils import timezone
 from django_ratelimit.core import get_usage
 
 from pixie.errors import PixieError
-from pixie.models import Identity, InboxRefusals, Message, Workspace
+from pixie.models import Workspace
+from pixie.sharing.models import Identity, InboxRefusals, Message
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from pixie import crypto
-from pixie.models import Identity, Workspace
+from pixie.models import Workspace
+from pixie.sharing import crypto
+from pixie.sharing.models import Identity
 
 CARD_SENTINEL = "pixie_contact_card"
 

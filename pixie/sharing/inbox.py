@@ -12,8 +12,9 @@ from datetime import datetime
 from django.db.models import QuerySet
 from django.http import Http404
 
-from pixie import crypto
-from pixie.models import Contact, Identity, Message, ShareImport, Workspace
+from pixie.models import Workspace
+from pixie.sharing import crypto
+from pixie.sharing.models import Contact, Identity, Message, ShareImport
 from pixie.skillshare import SENTINEL, Share, decode
 
 from .delivery import delivery_problem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pixie import crypto
+from pixie.sharing import crypto
 from pixie.skillshare import MAX_WIRE_BYTES
 
 from .cards import card_problems

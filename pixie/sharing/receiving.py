@@ -13,10 +13,10 @@ import logging
 
 from django.db import IntegrityError
 
-from pixie import crypto
 from pixie.audit import audited
 from pixie.errors import PixieError
-from pixie.models import BlockedSender, Contact, Identity, Message
+from pixie.sharing import crypto
+from pixie.sharing.models import BlockedSender, Contact, Identity, Message
 
 from . import guard
 from .envelopes import envelope_parse

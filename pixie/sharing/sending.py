@@ -6,11 +6,12 @@ import uuid
 
 from django.utils import timezone
 
-from pixie import crypto
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import Contact, Message, Workspace
+from pixie.models import Workspace
 from pixie.permissions import require_owner
+from pixie.sharing import crypto
+from pixie.sharing.models import Contact, Message
 
 from .identities import card_fields, identity_ensure, private_keys
 from .letters import MAX_TEXT, body_problems
@@ -35,7 +36,7 @@ def message_send(
     """Seal ``body`` to ``contact`` and queue its delivery once this transaction commits."""
     # Imported here: the task module imports the delivery service, which
     # imports the receiving side, and none of them need this one.
-    from pixie.tasks import deliver_message
+    from pixie.sharing.tasks import deliver_message
 
     require_owner(user=actor, workspace=workspace)
     if contact.workspace_id != workspace.pk:
@@ -70,7 +71,7 @@ def message_send(
 
 def message_retry(*, message: Message, actor) -> Message:
     """Try again to deliver a message that could not be delivered."""
-    from pixie.tasks import deliver_message
+    from pixie.sharing.tasks import deliver_message
 
     require_owner(user=actor, workspace=message.workspace)
     if message.direction != Message.Direction.OUTGOING:

@@ -13,9 +13,10 @@ from catalog.models import RevisionFile, SkillRevision, Tool, WorkspaceSkill
 from catalog.services.workspace_skills import NewSkill, skills_create
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
-from pixie.models import Contact, Membership, Message, ShareImport, Workspace
+from pixie.models import Membership, Workspace
 from pixie.namespace import closure
 from pixie.permissions import require_owner
+from pixie.sharing.models import Contact, Message, ShareImport
 from pixie.skillshare import (
     MAX_BODY,
     MAX_ITEMS,

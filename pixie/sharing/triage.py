@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import BlockedSender, Message, Workspace
+from pixie.models import Workspace
 from pixie.permissions import require_owner
+from pixie.sharing.models import BlockedSender, Message
 
 from .inbox import OpenedMessage, Sender
 

@@ -81,7 +81,7 @@ def catalog_of_many(operator):
 
 def _contacts_and_messages(workspace, owner):
     """A contact each way and 55 delivered messages (the sharing admin's rows)."""
-    from pixie import sharing
+    from pixie.sharing import services as sharing
     from pixie.sharing.delivery import message_deliver
 
     neighbour = make_workspace("globex", owner=owner)
@@ -92,7 +92,7 @@ def _contacts_and_messages(workspace, owner):
             workspace=neighbour, contact=to_acme, text=f"Note {i}", actor=owner
         )
         message_deliver(message_pk=sent.pk, final_attempt=True)
-    from pixie.models import BlockedSender
+    from pixie.sharing.models import BlockedSender
 
     BlockedSender.objects.bulk_create(
         BlockedSender(

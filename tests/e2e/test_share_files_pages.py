@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from agents.models import Agent
 from catalog.models import WorkspaceSkill
-from pixie import sharing
+from pixie.sharing import services as sharing
 from tests.catalog.ledger_install import install_ledger_tools
 from tests.e2e.conftest import SCREENSHOTS
 from tests.factories import make_user, make_workspace
@@ -30,9 +30,7 @@ def test_the_share_page_names_files_left_behind_and_refuses_a_long_skill(
     make_workspace("beta", owner=make_user("bob", is_staff=True))
     sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
     agent = Agent.objects.create(workspace=alpha, slug="finance", name="Finance agent")
-    install_ledger_tools(
-        tmp_path, alpha, ann, django_capture_on_commit_callbacks, agents=[agent]
-    )
+    install_ledger_tools(tmp_path, alpha, ann, django_capture_on_commit_callbacks, agents=[agent])
     export = WorkspaceSkill.objects.get(workspace=alpha, slug="ledger-export")
 
     tab = person(ann)

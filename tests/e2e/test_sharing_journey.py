@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
-from pixie import sharing
+from pixie.sharing import services as sharing
 from tests.factories import make_user, make_workspace
 from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
 

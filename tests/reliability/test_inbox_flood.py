@@ -19,8 +19,9 @@ from django.test import Client
 from django.urls import reverse
 from reversion.models import Version
 
-from pixie import crypto, sharing
-from pixie.models import InboxRefusals, Message
+from pixie.sharing import crypto
+from pixie.sharing import services as sharing
+from pixie.sharing.models import InboxRefusals, Message
 from tests.factories import make_user, make_workspace
 from tests.sharing.strangers import envelope, post
 

@@ -24,9 +24,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from pixie import sharing
 from pixie.errors import ValidationFailed
-from pixie.models import Contact, Message
+from pixie.sharing import services as sharing
+from pixie.sharing.models import Contact, Message
 from tests.factories import make_user, make_workspace
 from tests.sharing.pages import browser_for, text_of
 from tests.sharing.remote_stub import loopback_listener

@@ -395,7 +395,7 @@ def test_every_admin_action_has_a_row():
 def _action_target(label, world):
     from catalog.models import BundleVersion, Status
     from egress.models import CredentialRequirement
-    from pixie.models import Message
+    from pixie.sharing.models import Message
 
     if label == "catalog.bundleversion":
         from tests.factories import make_bundle_version, make_skill_version
@@ -414,7 +414,7 @@ def _action_target(label, world):
     if label == "pixie.message":
         return list(Message.objects.filter(workspace=world.acme).values_list("pk", flat=True))
     if label == "pixie.blockedsender":
-        from pixie.models import BlockedSender
+        from pixie.sharing.models import BlockedSender
 
         return list(BlockedSender.objects.filter(workspace=world.acme).values_list("pk", flat=True))
     raise AssertionError(label)

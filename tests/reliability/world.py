@@ -15,10 +15,11 @@ from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
-from pixie import sharing
-from pixie.models import Membership, Message, Workspace
+from pixie.models import Membership, Workspace
 from pixie.permissions import OPERATORS_GROUP
+from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
+from pixie.sharing.models import Message
 from tests.plans.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
 

@@ -12,7 +12,7 @@ import pytest
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_create
-from pixie import sharing
+from pixie.sharing import services as sharing
 from tests.factories import make_user, make_workspace
 
 DAILY_BRIEF_BODY = (

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from django.test import Client
 from django.utils import timezone
 
-from pixie import crypto, sharing
 from pixie.models import Workspace
+from pixie.sharing import crypto
+from pixie.sharing import services as sharing
 from pixie.sharing.envelopes import envelope_dump
 
 

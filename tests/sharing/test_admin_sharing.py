@@ -7,8 +7,8 @@ from django.test import Client
 from django.urls import reverse
 
 from catalog.models import WorkspaceSkill
-from pixie import sharing
-from pixie.models import Contact, Message, ShareImport
+from pixie.sharing import services as sharing
+from pixie.sharing.models import Contact, Message, ShareImport
 from tests.factories import make_user, make_workspace
 
 from .conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill, skills_of

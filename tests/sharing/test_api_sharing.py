@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from catalog.models import WorkspaceSkill
-from pixie.models import Contact, Message
+from pixie.sharing.models import Contact, Message
 from tests.factories import make_user, make_workspace
 
 from .conftest import BETA_MEETING_PREP, add_skill, skills_of

@@ -6,11 +6,11 @@ import uuid
 
 import pytest
 
-from pixie import sharing
 from pixie.celery import app as celery_app
-from pixie.models import Contact, Message
+from pixie.sharing import services as sharing
 from pixie.sharing.delivery import DeliveryDeferred, message_deliver
-from pixie.tasks import deliver_message
+from pixie.sharing.models import Contact, Message
+from pixie.sharing.tasks import deliver_message
 from tests.factories import make_user, make_workspace
 
 from .remote_stub import remote_inbox

@@ -8,10 +8,11 @@ from django.core.exceptions import ImproperlyConfigured
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from rest_framework.test import APIClient
 
-from pixie import crypto, sharing
-from pixie.models import Identity, Message
+from pixie.sharing import crypto
+from pixie.sharing import services as sharing
 from pixie.sharing.envelopes import envelope_dump
 from pixie.sharing.identities import private_keys
+from pixie.sharing.models import Identity, Message
 from tests.factories import make_user, make_workspace
 
 from .conftest import DAILY_BRIEF_BODY

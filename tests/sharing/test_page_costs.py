@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from pixie import sharing
-from pixie.models import Message
+from pixie.sharing import services as sharing
+from pixie.sharing.models import Message
 from tests.factories import make_user, make_workspace
 
 from .conftest import add_skill

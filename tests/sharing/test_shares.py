@@ -6,9 +6,9 @@ import pytest
 from reversion.models import Version
 
 from catalog.models import SkillRevision, WorkspaceSkill
-from pixie import sharing
 from pixie.errors import ValidationFailed
-from pixie.models import Message, ShareImport
+from pixie.sharing import services as sharing
+from pixie.sharing.models import Message, ShareImport
 from pixie.skillshare import Item, decode, encode
 
 from .conftest import add_skill, skills_of
@@ -79,9 +79,7 @@ def test_a_share_that_cannot_land_whole_lands_not_at_all(
     message = Message.objects.get(workspace=beta)
     with pytest.raises(ValidationFailed) as refused:
         sharing.share_import(workspace=beta, message=message, actor=bob)
-    assert refused.value.problems == [
-        "@odd-skill cannot be imported: body must not be empty"
-    ]
+    assert refused.value.problems == ["@odd-skill cannot be imported: body must not be empty"]
     assert not WorkspaceSkill.objects.filter(workspace=beta).exists()
     assert not ShareImport.objects.exists()
 

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from pixie.models import Identity, Message
+from pixie.sharing.models import Identity, Message
 
 from .conftest import DAILY_BRIEF_BODY
 from .second_server import SecondServer

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import sharing_api as api
+from . import api
 
 W = "workspaces/<slug:workspace>"
 

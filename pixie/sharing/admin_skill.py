@@ -1,7 +1,7 @@
-"""A workspace skill's "Share with a contact" and "Rename" pages.
+"""A workspace skill's "Share with a contact" page.
 
-catalog.admin.WorkspaceSkillAdmin mounts these through ``skill_sharing_urls``;
-they live here so the sharing pages stay together and that class stays small.
+Sharing sits above catalog, so catalog cannot import it: this module adds the page to
+catalog.admin.WorkspaceSkillAdmin through its ``extra_pages`` hook.
 """
 
 from django import forms
@@ -9,14 +9,16 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 
-from catalog.services.workspace_skills import skill_rename
+from catalog.admin import WorkspaceSkillAdmin
+from pixie.admin_pages import page, report
+from pixie.errors import PixieError
+from pixie.models import Membership
+from pixie.permissions import role_in
 
 from . import crypto
-from . import sharing as svc
-from .admin_sharing import inbox_url, page, report
-from .errors import PixieError
-from .models import Contact, Membership
-from .permissions import role_in
+from . import services as svc
+from .admin import inbox_url
+from .models import Contact
 
 PICKER_FOOTER = (
     "The skill and every skill it references travel end-to-end encrypted as a message. "
@@ -42,22 +44,14 @@ class ContactChoiceForm(forms.Form):
         )
 
 
-class RenameForm(forms.Form):
-    slug = forms.CharField(label="New slug", max_length=64)
-
-
 def skill_sharing_urls(model_admin) -> list:
     wrap = model_admin.admin_site.admin_view
 
     def share(request, object_id):
         return share_view(model_admin, request, object_id)
 
-    def rename(request, object_id):
-        return rename_view(model_admin, request, object_id)
-
     return [
         path("<path:object_id>/share/", wrap(share), name="catalog_workspaceskill_share"),
-        path("<path:object_id>/rename/", wrap(rename), name="catalog_workspaceskill_rename"),
     ]
 
 
@@ -113,31 +107,4 @@ def share_view(model_admin, request, object_id):
     )
 
 
-def rename_view(model_admin, request, object_id):
-    skill, role = _skill_and_role(model_admin, request, object_id)
-    form = RenameForm(request.POST or None, initial={"slug": skill.slug})
-    refusal = _owner_only(skill, role)
-    if request.method == "POST" and not refusal and form.is_valid():
-        old = skill.slug
-        try:
-            rewritten = skill_rename(
-                skill=skill, new_slug=form.cleaned_data["slug"], actor=request.user
-            )
-        except PixieError as exc:
-            report(request, exc)
-        else:
-            done = f"Renamed @{old} to @{skill.slug}."
-            if rewritten:
-                done += " Rewrote its mentions in " + ", ".join(f"@{s}" for s in rewritten) + "."
-            messages.success(request, done)
-            change = reverse("admin:catalog_workspaceskill_change", args=[skill.pk])
-            return HttpResponseRedirect(change)
-    return page(
-        model_admin,
-        request,
-        "admin/pixie/rename.html",
-        f"Rename @{skill.slug}",
-        original=skill,
-        form=form,
-        refusal=refusal,
-    )
+WorkspaceSkillAdmin.extra_pages.append(skill_sharing_urls)

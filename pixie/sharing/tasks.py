@@ -1,4 +1,8 @@
-"""Celery tasks for sharing: thin callers of services, safe to run twice."""
+"""Celery tasks for sharing: thin callers of services, safe to run twice.
+
+Each keeps the name it had when it lived in ``pixie.tasks``: messages queued by an
+earlier release, and beat's schedule, still reach it.
+"""
 
 from celery import shared_task
 from django.conf import settings
@@ -8,6 +12,7 @@ from pixie.sharing.triage import messages_expire
 
 
 @shared_task(
+    name="pixie.tasks.deliver_message",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -24,7 +29,7 @@ def deliver_message(self, message_pk: int) -> str:
     return message_deliver(message_pk=message_pk, final_attempt=final_attempt)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="pixie.tasks.expire_unknown_messages", acks_late=True)
 def expire_unknown_messages() -> int:
     """Beat runs this (settings.CELERY_BEAT_SCHEDULE); deleting what is gone is a no-op."""
     return messages_expire()

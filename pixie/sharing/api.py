@@ -17,14 +17,14 @@ from rest_framework.views import APIView
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
-from pixie import sharing as svc
 from pixie.api import InWorkspace
 from pixie.api_schema import SharingSchema
 from pixie.errors import PixieError, ValidationFailed
-from pixie.models import Contact
 from pixie.permissions import require_owner
+from pixie.sharing import services as svc
+from pixie.sharing.models import Contact
 
-from .sharing_serializers import (
+from .serializers import (
     ContactAddSerializer,
     ContactSerializer,
     MessageSerializer,

@@ -3,9 +3,9 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from pixie import crypto
-from pixie.models import Contact
-from pixie.sharing import OpenedMessage
+from pixie.sharing import crypto
+from pixie.sharing.models import Contact
+from pixie.sharing.services import OpenedMessage
 
 # --- requests ---------------------------------------------------------------------
 

@@ -12,47 +12,29 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from . import crypto
-from . import sharing as svc
-from .admin_scoping import (
+from pixie.admin_pages import page, report
+from pixie.admin_scoping import (
     MemberWorkspaceFilter,
     ServiceManagedAdmin,
     member_workspace_ids,
     owned_workspace_ids,
     person,
 )
-from .errors import PixieError
-from .models import BlockedSender, Contact, Membership, Message, Workspace
-from .permissions import role_in
-from .sharing.letters import MAX_TEXT
+from pixie.errors import PixieError
+from pixie.models import Membership, Workspace
+from pixie.permissions import role_in
 
-
-def report(request, exc: PixieError) -> None:
-    for problem in getattr(exc, "problems", [exc.message]):
-        messages.error(request, problem)
+from . import crypto
+from . import services as svc
+from .letters import MAX_TEXT
+from .models import BlockedSender, Contact, Message
 
 
 def inbox_url(workspace: Workspace) -> str:
     return reverse("admin:pixie_message_changelist") + f"?workspace={workspace.slug}"
-
-
-def page(model_admin, request, template: str, title: str, **context) -> TemplateResponse:
-    return TemplateResponse(
-        request,
-        template,
-        {
-            **model_admin.admin_site.each_context(request),
-            "opts": model_admin.model._meta,
-            "title": title,
-            # An operator of no workspace may open these pages but not the list behind them.
-            "has_view_permission": model_admin.has_view_permission(request),
-            **context,
-        },
-    )
 
 
 def owned_workspaces(user):
@@ -471,6 +453,7 @@ class BlockedSenderAdmin(ServiceManagedAdmin):
     @admin.display(description="Blocked by")
     def blocked(self, sender):
         return person(sender.blocked_by)
+
     actions = ["unblock"]
 
     def get_actions(self, request):
@@ -489,3 +472,7 @@ class BlockedSenderAdmin(ServiceManagedAdmin):
             except PixieError as exc:
                 report(request, exc)
         messages.info(request, f"{unblocked} sender(s) unblocked; their messages arrive again.")
+
+
+# A skill's "Share with a contact" page, mounted on the skill's admin.
+from . import admin_skill  # noqa: E402, F401
