@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from catalog.admin import WorkspaceSkillAdmin
 from pixie.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
@@ -9,8 +10,9 @@ from pixie.admin_scoping import (
     WorkspaceScopedAdmin,
 )
 
-from .admin_pages import agent_page_urls
+from .admin_pages import AgentPages
 from .models import Agent, AgentSkill, Turn, TurnSkill
+from .selectors import skill_stats
 
 
 class AgentSkillInline(ReadOnlyInline):
@@ -28,7 +30,7 @@ class AgentSkillInline(ReadOnlyInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(WorkspaceScopedAdmin):
+class AgentAdmin(AgentPages, WorkspaceScopedAdmin):
     list_display = ["name", "slug", "workspace", "created_at"]
     list_filter = [MemberWorkspaceFilter]
     search_fields = ["name", "slug"]
@@ -37,7 +39,7 @@ class AgentAdmin(WorkspaceScopedAdmin):
     change_form_template = "admin/agents/agent/change_form.html"
 
     def get_urls(self):
-        return agent_page_urls(self) + super().get_urls()
+        return self.agent_urls() + super().get_urls()
 
 
 class TurnSkillInline(ReadOnlyInline):
@@ -73,3 +75,11 @@ class TurnAdmin(ServiceManagedAdmin):
     list_select_related = ["agent__workspace"]
     inlines = [TurnSkillInline]
     readonly_fields = ["agent", "outcome", "started_at", "finished_at"]
+
+
+def _skill_stats(skill) -> dict:
+    return {"stats": skill_stats(skill)}
+
+
+# A skill's page shows how often agents used each revision; catalog cannot import agents.
+WorkspaceSkillAdmin.page_context.append(_skill_stats)

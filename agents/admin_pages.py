@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
-from django.views.decorators.http import require_POST
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from catalog.models import CatalogReview, WorkspaceSkill
+from pixie.admin_pages import WorkspacePages
 from pixie.errors import PixieError
-from pixie.models import Membership
-from pixie.permissions import role_in
 
 from . import selectors, services
 from .models import Agent, AgentSkill
@@ -29,27 +25,31 @@ class PromoteForm(forms.Form):
     description = forms.CharField(max_length=400, required=False)
 
 
-def agent_page_urls(model_admin):
-    site = model_admin.admin_site
+class AgentPages(WorkspacePages):
+    """Mixed into AgentAdmin: members read an agent's skills, prompt and menu; its
+    workspace's owners change its skills and promote them to a bundle."""
 
-    def agent_for(request, agent_id) -> tuple[Agent, str | None]:
-        agent = get_object_or_404(Agent.objects.select_related("workspace"), pk=agent_id)
-        role = role_in(user=request.user, workspace=agent.workspace)
-        if role is None and not request.user.is_superuser:
-            raise Http404("No such agent.")
-        return agent, role
+    def agent_urls(self):
+        return [
+            self.page_path("<int:agent_id>/promote/", self.promote_view, "agents_agent_promote"),
+            self.page_path("<int:agent_id>/skills/", self.skills_view, "agents_agent_skills"),
+            self.page_path(
+                "<int:agent_id>/skills/change/",
+                self.skills_change_view,
+                "agents_agent_skills_change",
+                post_only=True,
+            ),
+            self.page_path("<int:agent_id>/prompt/", self.prompt_view, "agents_agent_prompt"),
+            self.page_path("<int:agent_id>/menu/", self.menu_view, "agents_agent_menu"),
+        ]
 
-    def render(request, agent, template, **context):
-        context = {
-            **site.each_context(request),
-            "agent": agent,
-            "opts": model_admin.model._meta,
-            **context,
-        }
-        return TemplateResponse(request, f"admin/agents/agent/{template}", context)
+    def _agent_page(self, request, agent, template: str, title: str, **context):
+        return self.render_page(
+            request, f"admin/agents/agent/{template}", title, agent=agent, **context
+        )
 
-    def skills_view(request, agent_id):
-        agent, role = agent_for(request, agent_id)
+    def skills_view(self, request, agent_id):
+        agent = self.page_object(request, agent_id)
         attachments = list(
             AgentSkill.objects.filter(agent=agent)
             .select_related("skill__head", "pinned_revision", "override")
@@ -66,61 +66,56 @@ def agent_page_urls(model_admin):
         # past MENU_LIMIT the owner types the slug instead.
         if len(available) > MENU_LIMIT:
             available = None
-        return render(
+        return self._agent_page(
             request,
             agent,
             "skills.html",
-            title=f"Skills of {agent.name}",
+            f"Skills of {agent.name}",
             attachments=attachments,
             available=available,
-            is_owner=role == Membership.Role.OWNER,
+            is_owner=self.is_owner(request, agent),
         )
 
-    @require_POST
-    def change_view(request, agent_id):
+    def skills_change_view(self, request, agent_id):
         """One form post per change: attach, detach, move, toggle, pin, override."""
-        agent, _role = agent_for(request, agent_id)
-        action = request.POST.get("action", "")
+        agent = self.page_object(request, agent_id)
         try:
-            _apply(request, agent, action)
+            _apply(request, agent, request.POST.get("action", ""))
         except PixieError as exc:
-            for problem in getattr(exc, "problems", [exc.message]):
-                model_admin.message_user(request, problem, messages.ERROR)
+            self.report(request, exc)
         return HttpResponseRedirect(reverse("admin:agents_agent_skills", args=[agent.pk]))
 
-    def prompt_view(request, agent_id):
-        agent, _role = agent_for(request, agent_id)
-        return render(
+    def prompt_view(self, request, agent_id):
+        agent = self.page_object(request, agent_id)
+        return self._agent_page(
             request,
             agent,
             "prompt.html",
-            title=f"Composed prompt of {agent.name}",
+            f"Composed prompt of {agent.name}",
             prompt=selectors.composed_prompt(agent),
         )
 
-    def menu_view(request, agent_id):
-        agent, _role = agent_for(request, agent_id)
-        return render(
+    def menu_view(self, request, agent_id):
+        agent = self.page_object(request, agent_id)
+        return self._agent_page(
             request,
             agent,
             "menu.html",
-            title=f"Planner's menu of {agent.name}",
+            f"Planner's menu of {agent.name}",
             menu=selectors.planner_menu(agent),
         )
 
-    def promote_view(request, agent_id):
-        agent, role = agent_for(request, agent_id)
-        if role != Membership.Role.OWNER:
-            raise Http404("Only an owner can promote an agent's skills.")
+    def promote_view(self, request, agent_id):
+        agent = self.page_object(request, agent_id)
         form = PromoteForm(request.POST or None, initial={"slug": f"{agent.slug}-kit"})
-        if request.method == "POST" and form.is_valid():
+        refusal = self.owner_refusal(request, agent)
+        if request.method == "POST" and not refusal and form.is_valid():
             try:
                 published = assembly_promote(agent=agent, actor=request.user, **form.cleaned_data)
             except PixieError as exc:
-                for problem in getattr(exc, "problems", [exc.message]):
-                    form.add_error(None, problem)
+                self.report(request, exc, form)
             else:
-                model_admin.message_user(
+                self.message_user(
                     request,
                     f"Published {published} from the skills of {agent.name}. "
                     + _review_note(published)
@@ -128,18 +123,14 @@ def agent_page_urls(model_admin):
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(reverse("admin:catalog_plan_ask"))
-        return render(
-            request, agent, "promote.html", title=f"Promote the skills of {agent.name}", form=form
+        return self._agent_page(
+            request,
+            agent,
+            "promote.html",
+            f"Promote the skills of {agent.name}",
+            form=form,
+            refusal=refusal,
         )
-
-    view = site.admin_view
-    return [
-        path("<int:agent_id>/promote/", view(promote_view), name="agents_agent_promote"),
-        path("<int:agent_id>/skills/", view(skills_view), name="agents_agent_skills"),
-        path("<int:agent_id>/skills/change/", view(change_view), name="agents_agent_skills_change"),
-        path("<int:agent_id>/prompt/", view(prompt_view), name="agents_agent_prompt"),
-        path("<int:agent_id>/menu/", view(menu_view), name="agents_agent_menu"),
-    ]
 
 
 def _review_note(bundle_version) -> str:

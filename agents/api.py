@@ -5,9 +5,8 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog.api.workspace_serializers import StrictSerializer
 from catalog.models import WorkspaceSkill
-from pixie.api import InWorkspace
+from pixie.api import InWorkspace, StrictSerializer
 
 from . import selectors, services
 from .models import Agent, AgentSkill, Turn

@@ -28,18 +28,18 @@ from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from agents.models import Agent, AgentSkill  # noqa: E402
+from benchmarks.bench_data import SeedSizes, seed  # noqa: E402
 from catalog.models import BundleVersion, Plan, WorkspaceSkill  # noqa: E402
-from catalog.services.plan_apply import plan_apply  # noqa: E402
-from catalog.services.plans import plan_create  # noqa: E402
-from catalog.services.repoint import repoint_create  # noqa: E402
-from pixie.bench_seed import SeedSizes, seed  # noqa: E402
+from pixie.installer.plan_apply import plan_apply  # noqa: E402
+from pixie.installer.plans import plan_create  # noqa: E402
+from pixie.installer.repoint import repoint_create  # noqa: E402
 from pixie.models import Membership, Workspace  # noqa: E402
 
 TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
 SEQ_SCAN_FINE = 1000  # rows; below this a sequential scan is the right plan
 SHOWN_FAST = 0.5  # ms; faster index-only queries are summarised, not listed
 PROJECT_DIRS = ("catalog/", "agents/", "pixie/", "egress/")
-NOT_CALLERS = {"pixie/logs.py", "pixie/bench_seed.py"}  # middleware and the seed itself
+NOT_CALLERS = {"pixie/logs.py", "benchmarks/bench_data.py"}  # middleware and the seed itself
 
 
 # What these plans showed when the script was written, and what was done about it.

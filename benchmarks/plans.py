@@ -30,9 +30,9 @@ from catalog.models import (  # noqa: E402
     SkillRevision,
     WorkspaceSkill,
 )
-from catalog.services.plan_apply import plan_apply  # noqa: E402
-from catalog.services.plans import plan_create  # noqa: E402
 from egress.models import CredentialRequirement, EgressRule  # noqa: E402
+from pixie.installer.plan_apply import plan_apply  # noqa: E402
+from pixie.installer.plans import plan_create  # noqa: E402
 
 WORKSPACE_SIZES = (1_000, 10_000, 100_000)
 BUNDLE_SIZES = (5, 50)

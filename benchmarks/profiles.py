@@ -33,9 +33,9 @@ from rest_framework import authentication, pagination, serializers  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 from rest_framework.views import APIView  # noqa: E402
 
-import catalog.services.plan_apply as plan_apply_module  # noqa: E402
+import pixie.installer.plan_apply as plan_apply_module  # noqa: E402
 from catalog.models import Plan  # noqa: E402
-from catalog.services.plans import plan_create  # noqa: E402
+from pixie.installer.plans import plan_create  # noqa: E402
 
 RUNS = 21
 spent: dict[str, float] = defaultdict(float)

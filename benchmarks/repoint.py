@@ -21,11 +21,11 @@ connection, teardown = django_with_test_database()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 
-from agents.fleet import make_fleet  # noqa: E402
 from agents.models import AgentSkill  # noqa: E402
+from benchmarks.fleet import make_fleet  # noqa: E402
 from catalog.models import Plan  # noqa: E402
-from catalog.services.plan_apply import plan_apply  # noqa: E402
-from catalog.services.repoint import repoint_create  # noqa: E402
+from pixie.installer.repoint import repoint_create  # noqa: E402
+from pixie.installer.run import plan_run  # noqa: E402
 from pixie.models import Membership, Workspace  # noqa: E402
 
 RAW_UPDATE = """
@@ -53,7 +53,7 @@ def measure(agents: int, owner) -> tuple[int, float, float]:
     plan = repoint_create(workspace=workspace, actor=owner)
     Plan.objects.filter(pk=plan.pk).update(status="approved", decided_by=owner)
     started = time.perf_counter()
-    assert plan_apply(plan_id=plan.pk) == "applied"
+    assert plan_run(plan_id=plan.pk) == "applied"
     repoint_seconds = time.perf_counter() - started
 
     with connection.cursor() as cursor:

@@ -14,7 +14,7 @@ from _setup import django_with_test_database, record  # noqa: E402
 
 connection, teardown = django_with_test_database()
 
-from pixie.bench_seed import SeedSizes, seed  # noqa: E402
+from benchmarks.bench_data import SeedSizes, seed  # noqa: E402
 
 SIZES = [
     # workspaces, skills per workspace, agents per workspace, skills per agent, bundles

@@ -26,8 +26,8 @@ from django.db import transaction  # noqa: E402
 from catalog.bundle_files import read_bundle_folder  # noqa: E402
 from catalog.models import Plan  # noqa: E402
 from catalog.services.bundle_load import bundle_load  # noqa: E402
-from catalog.services.plan_apply import plan_apply  # noqa: E402
-from catalog.services.plans import plan_approve, plan_create  # noqa: E402
+from pixie.installer.plan_apply import plan_apply  # noqa: E402
+from pixie.installer.plans import plan_approve, plan_create  # noqa: E402
 from pixie.models import Membership, Workspace  # noqa: E402
 
 SKILLS, FILES_PER_SKILL, TOTAL_BYTES = 20, 10, 50 * 1024 * 1024

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from pixie.admin_history import ReadOnlyHistoryAdmin
+from pixie.admin_pages import report
 from pixie.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
@@ -20,15 +21,16 @@ from pixie.errors import PixieError
 from pixie.permissions import is_operator
 
 from .admin_bundle_compare import BundleComparePages
+from .admin_bundle_upload import BundleUploadPages
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
+from .admin_skill_pages import SkillPages
 from .models import (
     Bundle,
     BundleCredential,
     BundleHost,
     BundleSkill,
     BundleVersion,
-    Installation,
     Publisher,
     SkillPackage,
     SkillRevision,
@@ -58,8 +60,7 @@ def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
             service(obj, **kwargs)
             succeeded += 1
         except PixieError as exc:
-            for problem in getattr(exc, "problems", [exc.message]):
-                modeladmin.message_user(request, problem, messages.ERROR)
+            report(request, exc)
     if succeeded:
         modeladmin.message_user(request, f"{done}: {succeeded}.", messages.SUCCESS)
 
@@ -322,7 +323,7 @@ class YankForm(ActionForm):
 
 
 @admin.register(BundleVersion)
-class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
+class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin):
     list_display = [
         "bundle",
         "version",
@@ -394,9 +395,7 @@ class BundleVersionAdmin(CatalogReviewPages, ReadOnlyHistoryAdmin):
         return obj.bundle.publisher.label
 
     def get_urls(self):
-        from .admin_bundle_upload import bundle_upload_urls
-
-        return self.review_urls() + bundle_upload_urls(self) + super().get_urls()
+        return self.review_urls() + self.upload_urls() + super().get_urls()
 
     def changelist_view(self, request, extra_context=None):
         extra = {"awaiting_review": review_queue().count() if is_operator(request.user) else None}
@@ -487,7 +486,7 @@ class SkillRevisionInline(ReadOnlyInline):
 
 
 @admin.register(WorkspaceSkill)
-class WorkspaceSkillAdmin(SkillHistoryPages, ServiceManagedAdmin):
+class WorkspaceSkillAdmin(SkillPages, SkillHistoryPages, ServiceManagedAdmin):
     # Edits, renames, shares and promotion go through the skill's own pages and services.
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
     list_filter = ["enabled", "advertised", MemberWorkspaceFilter]
@@ -501,91 +500,18 @@ class WorkspaceSkillAdmin(SkillHistoryPages, ServiceManagedAdmin):
     extra_pages = []
 
     def get_urls(self):
-        from .admin_skill_pages import skill_edit_urls
-
-        own = self.history_urls() + skill_edit_urls(self)
+        own = self.history_urls() + self.skill_urls()
         for pages in self.extra_pages:
             own += pages(self)
         return own + super().get_urls()
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        from agents.selectors import skill_stats
+    # What a layer above catalog adds to a skill's page (agents' turn statistics): functions
+    # of the skill that return context for its template.
+    page_context = []
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
         skill = self.get_object(request, object_id)
-        extra = {"stats": skill_stats(skill) if skill else []}
-        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
-
-
-@admin.register(Installation)
-class InstallationAdmin(ServiceManagedAdmin):
-    list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
-    # Only the bundles installed in the user's workspaces: another workspace's draft
-    # bundle is named after it.
-    list_filter = [MemberWorkspaceFilter, ("bundle", admin.RelatedOnlyFieldListFilter)]
-    list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
-    change_form_template = "admin/catalog/installation/change_form.html"
-    # The bundle and its version by name: their pages are operators'.
-    fields = ["workspace", "bundle_name", "version_name", "installed_at", "installed"]
-    readonly_fields = fields
-
-    @admin.display(description="Bundle")
-    def bundle_name(self, installation):
-        return installation.bundle.name
-
-    @admin.display(description="Bundle version")
-    def version_name(self, installation):
-        return installation.bundle_version.version
-
-    @admin.display(description="Installed by")
-    def installed(self, installation):
-        return person(installation.installed_by)
-
-    def get_urls(self):
-        from django.urls import path
-
-        view = self.admin_site.admin_view(self.repoint_view)
-        return [
-            path("<int:installation_id>/repoint/", view, name="catalog_installation_repoint"),
-            *super().get_urls(),
-        ]
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        from pixie.permissions import role_in
-
-        from .services.repoint import repoint_backlog
-
-        installation = self.get_object(request, object_id)
         extra = {}
-        if installation is not None:
-            extra = {
-                "backlog": repoint_backlog(
-                    workspace=installation.workspace, installation=installation
-                ),
-                "is_owner": role_in(user=request.user, workspace=installation.workspace) == "owner",
-            }
+        for context_of in self.page_context if skill else ():
+            extra.update(context_of(skill))
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
-
-    def repoint_view(self, request, installation_id):
-        from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
-        from django.urls import reverse
-
-        from .services.repoint import repoint_create
-
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        installation = self.get_queryset(request).filter(pk=installation_id).first()
-        if installation is None:
-            raise Http404("No such installation.")
-        try:
-            plan = repoint_create(
-                workspace=installation.workspace, installation=installation, actor=request.user
-            )
-        except PixieError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
-            return HttpResponseRedirect(
-                reverse("admin:catalog_installation_change", args=[installation.pk])
-            )
-        return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[plan.pk]))
-
-
-from .admin_plans import PlanAdmin  # noqa: E402,F401  (registers the plan pages)

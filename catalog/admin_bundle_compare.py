@@ -6,30 +6,31 @@ versions they may see (selectors.visible_versions); nothing here writes.
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 
+from pixie.admin_pages import AdminPages
 from pixie.errors import ValidationFailed
 
 from .bundle_history import bundle_compare
-from .plan_display import file_views, side_by_side
+from .diff_display import file_views, side_by_side
 from .validators import version_key
 
 
-class BundleComparePages:
+class BundleComparePages(AdminPages):
     def compare_urls(self):
-        view = self.admin_site.admin_view(self.bundle_compare_view)
-        return [path("<int:bundle_id>/compare/", view, name="catalog_bundle_compare")]
+        return [
+            self.page_path(
+                "<int:bundle_id>/compare/", self.bundle_compare_view, "catalog_bundle_compare"
+            )
+        ]
 
     def bundle_compare_view(self, request, bundle_id):
         if not self.has_view_permission(request):
             raise PermissionDenied
         bundle = get_object_or_404(self.get_queryset(request), pk=bundle_id)
         compare_url = reverse("admin:catalog_bundle_compare", args=[bundle.pk])
+        title = f"Compare versions of {bundle.name}"
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Compare versions of {bundle.name}",
-            "opts": self.model._meta,
             "bundle": bundle,
             "compare_url": compare_url,
             "versions": sorted(
@@ -45,7 +46,7 @@ class BundleComparePages:
             )
         except ValidationFailed as exc:
             context["problems"] = exc.problems
-            return TemplateResponse(request, "admin/catalog/bundle/compare.html", context)
+            return self.render_page(request, "admin/catalog/bundle/compare.html", title, **context)
         skills = []
         for skill in comparison.skills:
             changes = [
@@ -60,4 +61,4 @@ class BundleComparePages:
             permalink=f"{compare_url}?from={comparison.before.version}"
             f"&to={comparison.after.version}",
         )
-        return TemplateResponse(request, "admin/catalog/bundle/compare.html", context)
+        return self.render_page(request, "admin/catalog/bundle/compare.html", title, **context)

@@ -10,10 +10,11 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
+from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 
+from pixie.admin_pages import AdminPages
 from pixie.errors import PixieError
 
 from .services.bundle_upload import (
@@ -50,45 +51,50 @@ class BundleUploadForm(forms.Form):
         return archive
 
 
-def bundle_upload_urls(model_admin):
-    def upload_view(request):
-        if not model_admin.has_add_permission(request):
+class BundleUploadPages(AdminPages):
+    """Mixed into BundleVersionAdmin: the upload page (operators who may add versions)."""
+
+    def upload_urls(self):
+        return [self.page_path("upload/", self.upload_view, "catalog_bundleversion_upload")]
+
+    def upload_view(self, request):
+        if not self.has_add_permission(request):
             raise PermissionDenied
         if request.method == "POST":
             # Refused before the body is read: no byte of an oversized upload is stored.
             length = int(request.META.get("CONTENT_LENGTH") or 0)
             if length > settings.PIXIE_BUNDLE_MAX_BYTES + ENVELOPE_BYTES:
-                return _page(
+                return self._page(
                     request, form=BundleUploadForm(), problems=[upload_size_problem(length)]
                 )
-        return _protected(request)
+        return self._protected(request)
 
     # The CSRF check reads the body: it runs inside, after the size check above.
     upload_view.csrf_exempt = True
 
-    @csrf_protect
-    def _protected(request):
+    @method_decorator(csrf_protect)
+    def _protected(self, request):
         if request.method == "POST" and "token" in request.POST:
-            return _confirm(request)
+            return self._confirm(request)
         form = BundleUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            return _preview(request, form)
-        return _page(request, form=form)
+            return self._preview(request, form)
+        return self._page(request, form=form)
 
-    def _preview(request, form):
+    def _preview(self, request, form):
         archive = form.cleaned_data["archive"]
         uploads_sweep()
         try:
             token = upload_store(archive.chunks())
             preview = upload_preview(token, label=archive.name)
         except PixieError as exc:
-            return _page(
+            return self._page(
                 request, form=BundleUploadForm(), problems=getattr(exc, "problems", [exc.message])
             )
         pending = request.session.get(SESSION_KEY, {})
         pending[token] = {"name": archive.name}
         request.session[SESSION_KEY] = pending
-        return _page(
+        return self._page(
             request,
             preview=preview,
             token=token,
@@ -96,30 +102,29 @@ def bundle_upload_urls(model_admin):
             publish=form.cleaned_data["publish"],
         )
 
-    def _confirm(request):
+    def _confirm(self, request):
         token = request.POST["token"]
         pending = request.session.get(SESSION_KEY, {})
         entry = pending.pop(token, None) if isinstance(token, str) else None
         request.session[SESSION_KEY] = pending
         here = reverse("admin:catalog_bundleversion_upload")
         if entry is None or upload_path(token) is None:
-            model_admin.message_user(request, STALE, messages.ERROR)
+            self.message_user(request, STALE, messages.ERROR)
             return HttpResponseRedirect(here)
         if "cancel" in request.POST:
             upload_discard(token)
-            model_admin.message_user(request, f"{entry['name']}: not loaded.", messages.INFO)
+            self.message_user(request, f"{entry['name']}: not loaded.", messages.INFO)
             return HttpResponseRedirect(here)
         publish = request.POST.get("publish") == "on"
         try:
             result = upload_load(token, actor=request.user, publish=publish, label=entry["name"])
         except PixieError as exc:
-            for problem in getattr(exc, "problems", [exc.message]):
-                model_admin.message_user(request, problem, messages.ERROR)
+            self.report(request, exc)
             return HttpResponseRedirect(here)
         version = result.bundle_version
         state = "published" if result.published else version.status
         done = "Loaded" if result.created else "Already in the catalog:"
-        model_admin.message_user(
+        self.message_user(
             request,
             f"{done} {version.bundle.slug} {version.version} ({state}): "
             f"{result.skill_versions_created} new skill versions, "
@@ -128,27 +133,23 @@ def bundle_upload_urls(model_admin):
         )
         if not version.is_draft and not version.in_catalog:
             held = "".join(f" Held because {flag}." for flag in version.catalog_review_flags)
-            model_admin.message_user(
+            self.message_user(
                 request,
                 f"{version} awaits review before workspaces see it (its publisher is "
                 f"not trusted): approve it in the review queue.{held}",
                 messages.WARNING,
             )
         for notice in result.notices:
-            model_admin.message_user(request, notice, messages.INFO)
+            self.message_user(request, notice, messages.INFO)
         return HttpResponseRedirect(
             reverse("admin:catalog_bundleversion_change", args=[version.pk])
         )
 
-    def _page(request, **context):
-        context = {
-            **model_admin.admin_site.each_context(request),
-            "title": "Upload a bundle",
-            "opts": model_admin.model._meta,
-            "limit": settings.PIXIE_BUNDLE_MAX_BYTES,
+    def _page(self, request, **context):
+        return self.render_page(
+            request,
+            "admin/catalog/bundleversion/upload.html",
+            "Upload a bundle",
+            limit=settings.PIXIE_BUNDLE_MAX_BYTES,
             **context,
-        }
-        return TemplateResponse(request, "admin/catalog/bundleversion/upload.html", context)
-
-    view = model_admin.admin_site.admin_view(upload_view)
-    return [path("upload/", view, name="catalog_bundleversion_upload")]
+        )

@@ -9,14 +9,13 @@ permission page for a user who is not an operator, a message for a service's no)
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from pixie.admin_pages import AdminPages
 from pixie.errors import PixieError
 from pixie.permissions import is_operator
 
@@ -33,16 +32,11 @@ def operators_only(request) -> None:
         raise PermissionDenied
 
 
-def report_refusal(model_admin, request, exc: PixieError) -> None:
-    for problem in getattr(exc, "problems", [exc.message]):
-        model_admin.message_user(request, problem, messages.ERROR)
-
-
 def queue_url():
     return reverse("admin:catalog_bundleversion_review")
 
 
-class CatalogReviewPages:
+class CatalogReviewPages(AdminPages):
     """Mixed into BundleVersionAdmin: the queue, approve, refuse."""
 
     def review_urls(self):
@@ -63,13 +57,12 @@ class CatalogReviewPages:
 
     def review_view(self, request):
         operators_only(request)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Bundle versions awaiting review for the catalog",
-            "queue": list(review_queue()),
-            "opts": self.model._meta,
-        }
-        return TemplateResponse(request, "admin/catalog/bundleversion/review.html", context)
+        return self.render_page(
+            request,
+            "admin/catalog/bundleversion/review.html",
+            "Bundle versions awaiting review for the catalog",
+            queue=list(review_queue()),
+        )
 
     def approve_view(self, request, bundle_version_id):
         operators_only(request)
@@ -80,7 +73,7 @@ class CatalogReviewPages:
         try:
             catalog_review_approve(bundle_version=bundle_version, actor=request.user)
         except PixieError as exc:
-            report_refusal(self, request, exc)
+            self.report(request, exc)
         else:
             self.message_user(
                 request, f"{bundle_version} is in the catalog: every workspace sees it now."
@@ -100,7 +93,7 @@ class CatalogReviewPages:
                 reason=request.POST.get("reason", ""),
             )
         except PixieError as exc:
-            report_refusal(self, request, exc)
+            self.report(request, exc)
         else:
             self.message_user(
                 request,
@@ -110,7 +103,7 @@ class CatalogReviewPages:
         return HttpResponseRedirect(queue_url())
 
 
-class PublisherTrustPages:
+class PublisherTrustPages(AdminPages):
     """Mixed into PublisherAdmin: mark a publisher trusted, or withdraw the trust."""
 
     def trust_urls(self):
@@ -131,7 +124,7 @@ class PublisherTrustPages:
         try:
             publisher_trust(publisher=publisher, trusted=trusted, actor=request.user)
         except PixieError as exc:
-            report_refusal(self, request, exc)
+            self.report(request, exc)
         else:
             self.message_user(
                 request,

@@ -7,16 +7,14 @@ and anyone else meets a 404. The one write is an owner's restore, through skill_
 
 from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
-from django.views.decorators.http import require_POST
+from django.urls import reverse
 
+from pixie.admin_pages import WorkspacePages
 from pixie.errors import PixieError, ValidationFailed
-from pixie.permissions import require_owner, role_in
+from pixie.permissions import require_owner
 
-from .plan_core import frontmatter_text
-from .plan_display import file_views, side_by_side
+from .content_diff import frontmatter_text
+from .diff_display import file_views, side_by_side
 from .services.workspace_skills import skill_restore
 from .skill_files_display import file_rows
 from .skill_history import (
@@ -28,40 +26,36 @@ from .skill_history import (
 )
 
 
-class SkillHistoryPages:
+class SkillHistoryPages(WorkspacePages):
     def history_urls(self):
-        view = self.admin_site.admin_view
         return [
-            path(
+            self.page_path(
                 "<int:skill_id>/revision/<int:number>/",
-                view(self.revision_text_view),
-                name="catalog_workspaceskill_text",
+                self.revision_text_view,
+                "catalog_workspaceskill_text",
             ),
-            path(
+            self.page_path(
                 "<int:skill_id>/compare/",
-                view(self.revision_compare_view),
-                name="catalog_workspaceskill_compare",
+                self.revision_compare_view,
+                "catalog_workspaceskill_compare",
             ),
-            path(
+            self.page_path(
                 "<int:skill_id>/revision/<int:number>/restore/",
-                view(require_POST(self.revision_restore_view)),
-                name="catalog_workspaceskill_restore",
+                self.revision_restore_view,
+                "catalog_workspaceskill_restore",
+                post_only=True,
             ),
         ]
 
     def _history_skill(self, request, skill_id):
-        return get_object_or_404(
-            self.get_queryset(request).select_related("workspace", "head"), pk=skill_id
-        )
+        skills = self.get_queryset(request).select_related("head")
+        return self.page_object(request, skill_id, skills)
 
-    def _history_context(self, request, skill, title: str) -> dict:
-        return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "skill": skill,
-            "opts": self.model._meta,
-            "compare_url": reverse("admin:catalog_workspaceskill_compare", args=[skill.pk]),
-        }
+    def _history_page(self, request, template: str, skill, title: str, **context):
+        compare_url = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
+        return self.render_page(
+            request, template, title, skill=skill, compare_url=compare_url, **context
+        )
 
     def revision_text_view(self, request, skill_id, number):
         skill = self._history_skill(request, skill_id)
@@ -69,21 +63,25 @@ class SkillHistoryPages:
             revision = revision_get(skill=skill, number=number)
         except RevisionMissing as exc:
             raise Http404(exc.message) from None
-        context = {
-            **self._history_context(request, skill, f"@{skill.slug} revision {revision.number}"),
-            "revision": revision,
-            "is_head": revision.pk == skill.head_id,
-            "head_number": skill.head.number if skill.head_id else None,
-            "is_owner": role_in(user=request.user, workspace=skill.workspace) == "owner",
-            "frontmatter": frontmatter_text(revision.frontmatter, revision.approvals),
-            "files": file_rows(revision.files.all()),
-        }
-        return TemplateResponse(request, "admin/catalog/workspaceskill/revision.html", context)
+        return self._history_page(
+            request,
+            "admin/catalog/workspaceskill/revision.html",
+            skill,
+            f"@{skill.slug} revision {revision.number}",
+            revision=revision,
+            is_head=revision.pk == skill.head_id,
+            head_number=skill.head.number if skill.head_id else None,
+            is_owner=self.is_owner(request, skill),
+            frontmatter=frontmatter_text(revision.frontmatter, revision.approvals),
+            files=file_rows(revision.files.all()),
+        )
 
     def revision_compare_view(self, request, skill_id):
         skill = self._history_skill(request, skill_id)
-        context = self._history_context(request, skill, f"Compare revisions of @{skill.slug}")
-        context["revisions"] = list(revision_summaries(skill))
+        template = "admin/catalog/workspaceskill/compare.html"
+        title = f"Compare revisions of @{skill.slug}"
+        compare_url = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
+        context = {"revisions": list(revision_summaries(skill))}
         try:
             comparison = revision_compare(
                 skill=skill,
@@ -92,7 +90,7 @@ class SkillHistoryPages:
             )
         except ValidationFailed as exc:  # a number that names no revision, or no number
             context["problems"] = exc.problems
-            return TemplateResponse(request, "admin/catalog/workspaceskill/compare.html", context)
+            return self._history_page(request, template, skill, title, **context)
         context.update(
             comparison=comparison,
             changes=[
@@ -100,10 +98,10 @@ class SkillHistoryPages:
                 for change in comparison.changed_fields
             ],
             files=file_views(comparison.files),
-            permalink=f"{context['compare_url']}?from={comparison.before.number}"
+            permalink=f"{compare_url}?from={comparison.before.number}"
             f"&to={comparison.after.number}",
         )
-        return TemplateResponse(request, "admin/catalog/workspaceskill/compare.html", context)
+        return self._history_page(request, template, skill, title, **context)
 
     def revision_restore_view(self, request, skill_id, number):
         """An owner makes an earlier revision the latest again (a new, recorded edit)."""
@@ -113,8 +111,7 @@ class SkillHistoryPages:
             require_owner(user=request.user, workspace=skill.workspace)
             revision = skill_restore(skill=skill, number=number, actor=request.user)
         except PixieError as exc:
-            for problem in getattr(exc, "problems", [exc.message]):
-                self.message_user(request, problem, messages.ERROR)
+            self.report(request, exc)
             return HttpResponseRedirect(
                 reverse("admin:catalog_workspaceskill_text", args=[skill.pk, number])
             )

@@ -4,7 +4,7 @@ hosts it reaches, the credential names it needs, its notes.
 Reads only, for whoever may see both versions (selectors.visible_versions): seven
 queries whatever the number of skills, files, hosts or credentials. A skill's changes
 use the same pieces as a workspace revision's comparison (skill_history.FieldChange,
-plan_core.files_diff).
+content_diff.files_diff).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.db.models import prefetch_related_objects
 
 from pixie.errors import ValidationFailed
 
+from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text
 from .models import Bundle, BundleVersion
-from .plan_core import FileInfo, file_texts_needed, files_diff, frontmatter_text
 from .selectors import CONTENTS, SKILL_FILES, blob_texts, visible_versions
 from .skill_history import FieldChange
 from .validators import version_key

@@ -2,7 +2,7 @@
 
 Reads only, each a fixed number of queries whatever the number of revisions or files.
 A comparison uses the plan's own pieces (plan_core's files_diff and line_diff, and on
-the page plan_display's side-by-side diff), so a change reads the same in both places.
+the page diff_display's side-by-side diff), so a change reads the same in both places.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from django.db.models import Prefetch, QuerySet
 
 from pixie.errors import ValidationFailed
 
+from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text, line_diff
 from .models import RevisionFile, SkillRevision, WorkspaceSkill
-from .plan_core import FileInfo, file_texts_needed, files_diff, frontmatter_text, line_diff
 from .selectors import blob_texts
 
 # PostgreSQL's integer: a revision number past it names no revision.
@@ -72,7 +72,7 @@ class RevisionComparison:
     before: SkillRevision
     after: SkillRevision
     fields: list[FieldChange]
-    # plan_core.files_diff entries: each file added, removed or changed
+    # content_diff.files_diff entries: each file added, removed or changed
     files: list[dict] = field(default_factory=list)
 
     @property

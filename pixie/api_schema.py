@@ -2,16 +2,9 @@
 
 drf-spectacular describes what a view answers when all goes well. The refusals come
 from elsewhere (DRF's exception handler and pixie.api's, the parser, the permission
-check), so PixieAutoSchema adds them to every operation. The API has two shapes for
-a bad request today, and each view's schema names its own:
-
-- catalog and agents validate with DRF serializers: ``{"<field>": ["message", ...]}``;
-  a domain refusal (pixie.errors) is ``{"code", "detail"}``, plus ``problems`` for
-  ValidationFailed;
-- sharing names every problem: ``{"code", "detail", "problems"}`` (SharingSchema).
-
-Any other refusal is ``{"detail"}`` (DRF's own: not found, not authenticated, a body
-that is not JSON) or ``{"code", "detail"}`` (a Pixie domain error).
+check), so PixieAutoSchema adds them to every operation. Every refusal has one shape,
+the ``Error`` component (pixie.api: ``{"code", "detail", "problems"}``, plus ``fields``
+when a serializer refused the body).
 
 The public inbox is a plain Django view, which the generator does not see; the
 postprocessing hook `inbox_operation` writes its entry.
@@ -21,53 +14,57 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework.permissions import AllowAny
 
+from .api import StrictSerializer
+
 ERROR = {
     "type": "object",
-    "description": (
-        "A refusal: DRF's own carry only `detail`; Pixie's domain errors add a stable `code`."
-    ),
+    "description": "A refusal. Every 4xx answer of the API has this shape.",
     "properties": {
+        "code": {
+            "type": "string",
+            "description": "Stable, for programs: e.g. `invalid`, `not_found`, `conflict`.",
+        },
         "detail": {"type": "string", "description": "What is wrong, for a person to read."},
-        "code": {"type": "string", "description": "Stable, for programs: e.g. `conflict`."},
-    },
-    "required": ["detail"],
-}
-PROBLEMS = {
-    "type": "object",
-    "description": "Input that broke a rule, with every problem named.",
-    "properties": {
-        "code": {"type": "string"},
-        "detail": {"type": "string", "description": "The problems joined in one sentence."},
-        "problems": {"type": "array", "items": {"type": "string"}},
+        "problems": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "Every problem, each naming what is wrong (`name: ...`).",
+        },
+        "fields": {
+            "type": "object",
+            "description": (
+                "Only when the body broke a serializer's rules: each field that is wrong, "
+                "with its messages (`non_field_errors` for the body as a whole). An item of "
+                "a list or a key of a map that is wrong nests the same way, under its index "
+                "or key."
+            ),
+            "additionalProperties": {
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}]
+            },
+        },
     },
     "required": ["code", "detail", "problems"],
 }
-FIELD_ERRORS = {
-    "type": "object",
-    "description": (
-        "DRF's field errors: each field that is wrong, with its messages "
-        "(`non_field_errors` for the body as a whole). An item of a list or a key of a "
-        "map that is wrong nests the same way, under its index or key."
-    ),
-    "additionalProperties": {
-        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}]
-    },
-}
-COMPONENTS = {"Error": ERROR, "Problems": PROBLEMS, "FieldErrors": FIELD_ERRORS}
+COMPONENTS = {"Error": ERROR}
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def _refusal(description: str, *shapes: str) -> dict:
-    refs = [{"$ref": f"#/components/schemas/{shape}"} for shape in shapes]
-    schema = refs[0] if len(refs) == 1 else {"anyOf": refs}
+def _refusal(description: str) -> dict:
+    schema = {"$ref": "#/components/schemas/Error"}
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
 class PixieAutoSchema(AutoSchema):
-    """drf-spectacular's AutoSchema, with the refusals every operation can answer."""
+    """drf-spectacular's AutoSchema, with the refusals every operation can answer, and
+    every request body that refuses unknown keys (pixie.api.StrictSerializer) saying so."""
 
-    bad_request_shapes = ("FieldErrors", "Problems", "Error")
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        if isinstance(serializer, StrictSerializer):
+            schema["additionalProperties"] = False
+        return schema
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -82,20 +79,16 @@ class PixieAutoSchema(AutoSchema):
         refusals = {
             "404": _refusal(
                 "Not found: no such object, a workspace you are not a member of, or a page "
-                "past the end",
-                "Error",
+                "past the end"
             )
         }
         if not any(issubclass(p, AllowAny) for p in self.view.permission_classes):
-            refusals["401"] = _refusal("No token, or a token that is not known", "Error")
+            refusals["401"] = _refusal("No token, or a token that is not known")
         if self.method in WRITES:
-            refusals["400"] = _refusal(
-                "The body is not JSON, or it broke a rule", *self.bad_request_shapes
-            )
-            refusals["403"] = _refusal("Only an owner of the workspace can do this", "Error")
+            refusals["400"] = _refusal("The body is not JSON, or it broke a rule")
+            refusals["403"] = _refusal("Only an owner of the workspace can do this")
             refusals["409"] = _refusal(
-                "The object is not in a state that allows this (e.g. a plan already decided)",
-                "Error",
+                "The object is not in a state that allows this (e.g. a plan already decided)"
             )
         for code, response in refusals.items():
             responses.setdefault(code, response)
@@ -110,15 +103,9 @@ class QueryParametersSchema(PixieAutoSchema):
         responses = super()._get_response_bodies(direction)
         if direction == "response":
             responses.setdefault(
-                "400", _refusal("A query parameter is not what it should be", "Problems")
+                "400", _refusal("A query parameter is not what it should be")
             )
         return responses
-
-
-class SharingSchema(PixieAutoSchema):
-    """The sharing API names every problem of a bad request (pixie.sharing.api._valid)."""
-
-    bad_request_shapes = ("Problems", "Error")
 
 
 ENVELOPE = {
@@ -165,16 +152,14 @@ def inbox_operation(result, generator, request, public):
                     },
                 },
                 "400": _refusal(
-                    "Not an envelope, or one this server refuses (seal, signature, recipient)",
-                    "Error",
+                    "Not an envelope, or one this server refuses (seal, signature, recipient)"
                 ),
-                "409": _refusal("This message id was received before", "Error"),
-                "413": _refusal("Larger than PIXIE_INBOX_MAX_BYTES", "Error"),
+                "409": _refusal("This message id was received before"),
+                "413": _refusal("Larger than PIXIE_INBOX_MAX_BYTES"),
                 "429": {
                     **_refusal(
                         "Past the recipient's quota of pending messages, or a rate limit on "
-                        "senders who are not its contacts; nothing was stored",
-                        "Error",
+                        "senders who are not its contacts; nothing was stored"
                     ),
                     "headers": {
                         "Retry-After": {

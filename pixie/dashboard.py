@@ -6,9 +6,9 @@ from django.db.models import Count, Q
 
 from catalog.models import Installation, Plan, SkillRevision, Status
 from catalog.selectors import versions_visible_to_workspace
-from catalog.services.repoint import pins_behind
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
+from pixie.installer.repoint import pins_behind
 
 
 def workspace_dashboard(*, workspace) -> dict:

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "catalog",
     "agents",
     "egress",
+    "pixie.installer",
     "pixie.sharing",
 ]
 

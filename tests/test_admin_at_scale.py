@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from agents.admin_pages import MENU_LIMIT
 from agents.models import Agent, AgentSkill
+from benchmarks.bench_data import SeedSizes, seed
 from catalog.models import Bundle, BundleVersion
-from catalog.services.plans import plan_create
-from pixie.bench_seed import SeedSizes, seed
+from pixie.installer.plans import plan_create
 from pixie.models import Membership
 
 pytestmark = pytest.mark.django_db

@@ -24,9 +24,9 @@ from catalog.models import (
     SkillVersion,
     WorkspaceSkill,
 )
-from catalog.services.plans import plan_approve, plan_create
 from catalog.services.publishing import bundle_version_problems
-from catalog.services.repoint import repoint_backlog, repoint_create
+from pixie.installer.plans import plan_approve, plan_create
+from pixie.installer.repoint import repoint_backlog, repoint_create
 from pixie.models import Membership, Workspace
 
 pytestmark = pytest.mark.django_db

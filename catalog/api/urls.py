@@ -24,10 +24,6 @@ urlpatterns = [
         views.BundleSkillFile.as_view(),
         name="bundle-skill-file",
     ),
-    path(f"{W}/plans/", ws.PlanList.as_view(), name="plan-list"),
-    path(f"{W}/plans/<int:pk>/", ws.PlanDetail.as_view(), name="plan-detail"),
-    path(f"{W}/plans/<int:pk>/approve/", ws.PlanApprove.as_view(), name="plan-approve"),
-    path(f"{W}/plans/<int:pk>/reject/", ws.PlanReject.as_view(), name="plan-reject"),
     path(f"{W}/skills/", ws.SkillList.as_view(), name="skill-list"),
     path(f"{W}/skills/<slug:slug>/", ws.SkillDetail.as_view(), name="skill-detail"),
     path(
@@ -53,12 +49,4 @@ urlpatterns = [
         revision_views.RevisionCompare.as_view(),
         name="skill-compare",
     ),
-    path(f"{W}/egress-rules/", ws.EgressRuleList.as_view(), name="egress-rule-list"),
-    path(f"{W}/credentials/", ws.CredentialList.as_view(), name="credential-list"),
-    path(
-        f"{W}/credentials/<str:name>/confirm/",
-        ws.CredentialConfirm.as_view(),
-        name="credential-confirm",
-    ),
-    path(f"{W}/installations/", ws.InstallationList.as_view(), name="installation-list"),
 ]

@@ -10,12 +10,12 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
-from pixie.admin_pages import page, report
+from pixie.admin_pages import WorkspacePages, report
 from pixie.admin_scoping import (
     MemberWorkspaceFilter,
     ServiceManagedAdmin,
@@ -25,7 +25,6 @@ from pixie.admin_scoping import (
 )
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
-from pixie.permissions import role_in
 
 from . import crypto
 from . import services as svc
@@ -76,7 +75,7 @@ class TextForm(forms.Form):
 
 
 @admin.register(Contact)
-class ContactAdmin(ServiceManagedAdmin):
+class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
     # VersionAdmin names its own change list template; this one extends it.
     change_list_template = "admin/pixie/contact/change_list.html"
     list_display = ["name", "workspace", "remote_workspace", "inbox_url", "fingerprint"]
@@ -98,14 +97,12 @@ class ContactAdmin(ServiceManagedAdmin):
         )
 
     def get_urls(self):
-        wrap = self.admin_site.admin_view
+        page = self.page_path
         return [
-            path("add-card/", wrap(self.add_card_view), name="pixie_contact_add_card"),
-            path("add-local/", wrap(self.add_local_view), name="pixie_contact_add_local"),
-            path("our-card/", wrap(self.our_card_view), name="pixie_contact_our_card"),
-            path(
-                "<path:object_id>/message/", wrap(self.message_view), name="pixie_contact_message"
-            ),
+            page("add-card/", self.add_card_view, "pixie_contact_add_card"),
+            page("add-local/", self.add_local_view, "pixie_contact_add_local"),
+            page("our-card/", self.our_card_view, "pixie_contact_our_card"),
+            page("<path:object_id>/message/", self.message_view, "pixie_contact_message"),
             *super().get_urls(),
         ]
 
@@ -142,7 +139,7 @@ class ContactAdmin(ServiceManagedAdmin):
                 report(request, exc)
             else:
                 return self._added(request, contact)
-        return page(self, request, "admin/pixie/contact/add.html", title, form=form)
+        return self.render_page(request, "admin/pixie/contact/add.html", title, form=form)
 
     def our_card_view(self, request):
         # Members only, superusers included: showing a card makes the workspace's keys.
@@ -151,14 +148,12 @@ class ContactAdmin(ServiceManagedAdmin):
             (workspace, json.dumps(svc.contact_card_export(workspace=workspace), indent=2))
             for workspace in workspaces
         ]
-        return page(
-            self, request, "admin/pixie/contact/our_card.html", "Your contact cards", cards=cards
+        return self.render_page(
+            request, "admin/pixie/contact/our_card.html", "Your contact cards", cards=cards
         )
 
     def message_view(self, request, object_id):
-        contact = self.get_object(request, object_id)
-        if contact is None:
-            raise Http404("No such contact.")
+        contact = self.page_object(request, object_id)
         form = TextForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
@@ -173,8 +168,7 @@ class ContactAdmin(ServiceManagedAdmin):
             else:
                 messages.success(request, f"Message sent to {contact.name}.")
                 return HttpResponseRedirect(inbox_url(contact.workspace))
-        return page(
-            self,
+        return self.render_page(
             request,
             "admin/pixie/contact/add.html",
             f"Send a message to {contact.name}",
@@ -198,7 +192,7 @@ INBOX_STATES_SHOWN = 20
 
 
 @admin.register(Message)
-class MessageAdmin(ServiceManagedAdmin):
+class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
     # VersionAdmin names its own change list template; this one extends it.
     change_list_template = "admin/pixie/message/change_list.html"
     change_form_template = "admin/pixie/message/change_form.html"
@@ -254,8 +248,7 @@ class MessageAdmin(ServiceManagedAdmin):
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
-            role = role_in(user=request.user, workspace=obj.workspace)
-            context["can_block"] = role == Membership.Role.OWNER and svc.may_block(obj.opened)
+            context["can_block"] = self.is_owner(request, obj) and svc.may_block(obj.opened)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="Review")
@@ -334,34 +327,30 @@ class MessageAdmin(ServiceManagedAdmin):
         messages.info(request, done.format(count))
 
     def get_urls(self):
-        wrap = self.admin_site.admin_view
+        page, message = self.page_path, "<path:object_id>"
         return [
-            path("<path:object_id>/block/", wrap(self.block_view), name="pixie_message_block"),
-            path("<path:object_id>/review/", wrap(self.review_view), name="pixie_message_review"),
-            path("<path:object_id>/import/", wrap(self.import_view), name="pixie_message_import"),
-            path(
-                "<path:object_id>/summary/", wrap(self.summary_view), name="pixie_message_summary"
-            ),
+            page(f"{message}/block/", self.block_view, "pixie_message_block"),
+            page(f"{message}/review/", self.review_view, "pixie_message_review"),
+            page(f"{message}/import/", self.import_view, "pixie_message_import", post_only=True),
+            page(f"{message}/summary/", self.summary_view, "pixie_message_summary"),
             *super().get_urls(),
         ]
 
     def _message(self, request, object_id) -> Message:
-        message = self.get_object(request, object_id)
-        if message is None:
-            raise Http404("No such message.")
+        message = self.page_object(request, object_id)
+        message.opened = svc.message_open(message=message)
         return message
 
     def block_view(self, request, object_id):
         message = self._message(request, object_id)
         workspace = message.workspace
         opened = message.opened
-        # Owners only, and only a sender the message names: anyone else finds no page.
-        if role_in(user=request.user, workspace=workspace) != Membership.Role.OWNER:
-            raise Http404("No such message.")
+        # Only a sender the message names can be blocked; only an owner blocks.
         if not svc.may_block(opened):
             raise Http404("This message has no sender to block.")
         form = BlockForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
+        refusal = self.owner_refusal(request, message)
+        if request.method == "POST" and not refusal and form.is_valid():
             try:
                 result = svc.sender_block(
                     workspace=workspace,
@@ -380,12 +369,12 @@ class MessageAdmin(ServiceManagedAdmin):
                 )
                 return HttpResponseRedirect(inbox_url(workspace))
         pending = svc.pending_from(workspace=workspace, sender_tag=message.sender_tag).count()
-        return page(
-            self,
+        return self.render_page(
             request,
             "admin/pixie/message/block.html",
             f"Block “{opened.claimed_name}”?",
             form=form,
+            refusal=refusal,
             opened=opened,
             pending=pending,
             original=message,
@@ -395,13 +384,12 @@ class MessageAdmin(ServiceManagedAdmin):
     def review_view(self, request, object_id):
         message = self._message(request, object_id)
         workspace = message.workspace
-        role = role_in(user=request.user, workspace=workspace)
+        role = self.workspace_role(request, message)
         try:
             review = svc.share_review(workspace=workspace, message=message, role=role)
         except PixieError:
             raise Http404("This message carries no skill share.") from None
-        return page(
-            self,
+        return self.render_page(
             request,
             "admin/pixie/message/review.html",
             f"Review “{review.share.skill.name}”",
@@ -412,8 +400,6 @@ class MessageAdmin(ServiceManagedAdmin):
         )
 
     def import_view(self, request, object_id):
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
         message = self._message(request, object_id)
         try:
             svc.share_import(workspace=message.workspace, message=message, actor=request.user)
@@ -429,8 +415,7 @@ class MessageAdmin(ServiceManagedAdmin):
             return HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
         outcome = share_import.outcome
         skills_url = reverse("admin:catalog_workspaceskill_changelist")
-        return page(
-            self,
+        return self.render_page(
             request,
             "admin/pixie/message/summary.html",
             "Imported",

@@ -6,14 +6,11 @@ catalog.admin.WorkspaceSkillAdmin through its ``extra_pages`` hook.
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponseRedirect
-from django.urls import path, reverse
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from catalog.admin import WorkspaceSkillAdmin
-from pixie.admin_pages import page, report
 from pixie.errors import PixieError
-from pixie.models import Membership
-from pixie.permissions import role_in
 
 from . import crypto
 from . import services as svc
@@ -45,35 +42,18 @@ class ContactChoiceForm(forms.Form):
 
 
 def skill_sharing_urls(model_admin) -> list:
-    wrap = model_admin.admin_site.admin_view
-
     def share(request, object_id):
         return share_view(model_admin, request, object_id)
 
-    return [
-        path("<path:object_id>/share/", wrap(share), name="catalog_workspaceskill_share"),
-    ]
-
-
-def _skill_and_role(model_admin, request, object_id):
-    skill = model_admin.get_object(request, object_id)
-    if skill is None:
-        raise Http404("No such skill.")
-    return skill, role_in(user=request.user, workspace=skill.workspace)
-
-
-def _owner_only(skill, role) -> str:
-    if role == Membership.Role.OWNER:
-        return ""
-    return f"Only an owner of {skill.workspace.name} can do this."
+    return [model_admin.page_path("<path:object_id>/share/", share, "catalog_workspaceskill_share")]
 
 
 def share_view(model_admin, request, object_id):
-    skill, role = _skill_and_role(model_admin, request, object_id)
+    skill = model_admin.page_object(request, object_id)
     workspace = skill.workspace
     contacts = Contact.objects.filter(workspace=workspace).order_by("name")
     form = ContactChoiceForm(request.POST or None, contacts=contacts)
-    refusal = _owner_only(skill, role)
+    refusal = model_admin.owner_refusal(request, skill)
     preview = None
     if not refusal:
         try:
@@ -86,12 +66,11 @@ def share_view(model_admin, request, object_id):
         try:
             svc.share_send(workspace=workspace, skill=skill, contact=contact, actor=request.user)
         except PixieError as exc:
-            report(request, exc)
+            model_admin.report(request, exc)
         else:
             messages.success(request, f"You shared @{skill.slug} with {contact.name}.")
             return HttpResponseRedirect(inbox_url(workspace))
-    return page(
-        model_admin,
+    return model_admin.render_page(
         request,
         "admin/pixie/share_picker.html",
         f"Share @{skill.slug} with a contact",

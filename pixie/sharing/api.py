@@ -17,9 +17,8 @@ from rest_framework.views import APIView
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
-from pixie.api import InWorkspace
-from pixie.api_schema import SharingSchema
-from pixie.errors import PixieError, ValidationFailed
+from pixie.api import InWorkspace, pixie_error_body
+from pixie.errors import PixieError
 from pixie.permissions import require_owner
 from pixie.sharing import services as svc
 from pixie.sharing.models import Contact
@@ -38,21 +37,14 @@ from .serializers import (
 
 
 def _valid(serializer_class, data) -> dict:
-    """The validated data, or ValidationFailed naming each field that is wrong."""
+    """The validated data; a bad body is refused in the API's one shape (pixie.api)."""
     serializer = serializer_class(data=data)
-    if not serializer.is_valid():
-        problems = []
-        for field, errors in serializer.errors.items():
-            said = " ".join(str(error) for error in errors)
-            problems.append(said if field == "non_field_errors" else f"{field}: {said}")
-        raise ValidationFailed(problems)
+    serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
 
 class SharingView(InWorkspace):
-    """A workspace view of the sharing API: its bad requests name every problem."""
-
-    schema = SharingSchema()
+    """A workspace view of the sharing API."""
 
 
 class ContactCard(SharingView, APIView):
@@ -249,9 +241,9 @@ def inbox(request):
             raise svc.EnvelopeTooLarge(f"An envelope is at most {limit} bytes.")
         svc.envelope_receive(raw=request.read(limit + 1), address=address)
     except svc.InboxBusy as exc:
-        response = JsonResponse({"code": exc.code, "detail": exc.message}, status=exc.status)
+        response = JsonResponse(pixie_error_body(exc), status=exc.status)
         response["Retry-After"] = str(exc.retry_after)
         return response
     except PixieError as exc:
-        return JsonResponse({"code": exc.code, "detail": exc.message}, status=exc.status)
+        return JsonResponse(pixie_error_body(exc), status=exc.status)
     return JsonResponse({"status": "accepted"}, status=status.HTTP_202_ACCEPTED)

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from pixie.api import StrictSerializer
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact
 from pixie.sharing.services import OpenedMessage
@@ -10,7 +11,7 @@ from pixie.sharing.services import OpenedMessage
 # --- requests ---------------------------------------------------------------------
 
 
-class ContactAddSerializer(serializers.Serializer):
+class ContactAddSerializer(StrictSerializer):
     card = serializers.JSONField(required=False, help_text="A contact card (JSON or its text).")
     workspace = serializers.CharField(
         required=False, help_text="Or: the slug of a workspace on this server."
@@ -22,17 +23,17 @@ class ContactAddSerializer(serializers.Serializer):
         return attrs
 
 
-class TextSendSerializer(serializers.Serializer):
+class TextSendSerializer(StrictSerializer):
     contact = serializers.IntegerField()
     text = serializers.CharField(trim_whitespace=False)
 
 
-class ShareSendSerializer(serializers.Serializer):
+class ShareSendSerializer(StrictSerializer):
     contact = serializers.IntegerField()
     skill = serializers.CharField(help_text="The slug of the workspace skill to share.")
 
 
-class RenameSerializer(serializers.Serializer):
+class RenameSerializer(StrictSerializer):
     slug = serializers.CharField(help_text="The new slug; free of skills and tools.")
 
 

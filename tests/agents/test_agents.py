@@ -12,8 +12,8 @@ from agents.models import AgentSkill, Turn
 from agents.selectors import composed_prompt, planner_menu, skill_stats
 from agents.services import turn_finish, turn_start
 from catalog.models import FileBlob, RevisionFile, SkillRevision, WorkspaceSkill
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create, skill_edit
+from pixie.installer.plans import plan_create
 from tests.plans.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db

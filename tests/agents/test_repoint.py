@@ -8,11 +8,11 @@ from reversion.models import Revision
 
 from agents.models import AgentSkill
 from catalog.models import Installation, Plan, WorkspaceSkill
-from catalog.services import repoint as repoint_module
-from catalog.services.plans import plan_create
-from catalog.services.repoint import repoint_backlog, repoint_create
 from catalog.services.workspace_skills import skill_edit
 from pixie.errors import PermissionRefused, ValidationFailed
+from pixie.installer import repoint as repoint_module
+from pixie.installer.plans import plan_create
+from pixie.installer.repoint import repoint_backlog, repoint_create
 from tests.plans.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
@@ -135,7 +135,7 @@ def test_pins_spread_over_many_skills_move_in_a_few_chunks(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from agents.fleet import make_fleet
+    from benchmarks.fleet import make_fleet
 
     # 300 skills with 3 pinned agents each: 300 small moves, 900 attachments.
     _, old, new = make_fleet(acme, agents=3, skills=300, actor=owner)

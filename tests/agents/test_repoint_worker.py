@@ -8,11 +8,11 @@ import pytest
 from rest_framework.test import APIClient
 from reversion.models import Revision
 
-from agents.fleet import make_fleet
 from agents.models import AgentSkill
+from benchmarks.fleet import make_fleet
 from catalog.models import Plan
-from catalog.services.plans import plan_approve
-from catalog.services.repoint import CHUNK, repoint_create
+from pixie.installer.plans import plan_approve
+from pixie.installer.repoint import CHUNK, repoint_create
 from tests.workers import start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]

@@ -341,7 +341,7 @@ def test_a_local_skill_with_the_same_prose_but_other_files_is_not_reused(
     bundle, tmp_path, acme, owner, django_capture_on_commit_callbacks
 ):
     from catalog.models import BundleVersion, Plan
-    from catalog.services.plans import plan_create
+    from pixie.installer.plans import plan_create
     from tests.plans.flow import install
 
     load(bundle, "--publish")
@@ -368,7 +368,7 @@ def test_a_local_skill_with_the_same_prose_but_other_files_is_not_reused(
 
 def test_an_install_plan_lists_the_files_each_new_skill_brings(bundle, acme, owner, client):
     from catalog.models import BundleVersion, Plan
-    from catalog.services.plans import plan_create
+    from pixie.installer.plans import plan_create
 
     load(bundle, "--publish")
     plan = plan_create(
@@ -392,8 +392,8 @@ def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(
     bundle, acme, owner
 ):
     from catalog.models import BundleVersion, Plan, SkillVersion
-    from catalog.services.plans import plan_create
     from catalog.services.workspace_skills import skill_create
+    from pixie.installer.plans import plan_create
 
     load(bundle, "--publish")
     export = SkillVersion.objects.get(package__slug="ledger-export")

@@ -44,15 +44,26 @@ def test_every_operation_documents_the_refusals_it_can_answer(schema):
             assert {"400", "403", "409"} <= set(responses), (method, path)
 
 
-def test_each_api_describes_its_own_bad_request_shape(schema):
-    paths = schema["paths"]
-    sharing = paths["/api/workspaces/{workspace}/shares/"]["post"]["responses"]["400"]
-    assert _shapes(sharing) == {"Problems", "Error"}
-    plans = paths["/api/workspaces/{workspace}/plans/"]["post"]["responses"]["400"]
-    assert _shapes(plans) == {"FieldErrors", "Problems", "Error"}
-    assert schema["components"]["schemas"]["Problems"]["required"] == [
-        "code", "detail", "problems"
-    ]  # fmt: skip
+def test_every_refusal_is_documented_in_the_one_error_shape(schema):
+    for path, method, operation in _operations(schema):
+        for code, response in operation["responses"].items():
+            if code.startswith("4"):
+                assert _shapes(response) == {"Error"}, (method, path, code)
+    assert schema["components"]["schemas"]["Error"]["required"] == ["code", "detail", "problems"]
+
+
+def test_every_request_body_is_documented_as_refusing_keys_it_does_not_know(schema):
+    components = schema["components"]["schemas"]
+    bodies = 0
+    for path, method, operation in _operations(schema):
+        content = operation.get("requestBody", {}).get("content", {})
+        for media in content.values():
+            ref = media["schema"].get("$ref")
+            if ref and path != "/api/inbox/":
+                bodies += 1
+                component = components[ref.rsplit("/", 1)[-1]]
+                assert component.get("additionalProperties") is False, (method, path)
+    assert bodies >= 12
 
 
 def test_the_public_inbox_is_documented_as_needing_no_credentials(schema):
@@ -85,6 +96,7 @@ def test_a_mistyped_api_url_is_refused_in_json_and_the_admin_keeps_its_page(clie
     settings.DEBUG = False
     response = client.get("/api/workspaces/not a slug/agents/")
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+    not_found = {"code": "not_found", "detail": "Not found.", "problems": ["Not found."]}
+    assert response.json() == not_found
     page = client.get("/admin-nowhere/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")

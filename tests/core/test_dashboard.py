@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from agents.models import Agent, AgentSkill
 from catalog.models import Plan, WorkspaceSkill
-from catalog.services.plans import plan_create
 from egress.models import CredentialRequirement
+from pixie.installer.plans import plan_create
 from tests.factories import make_user, make_workspace
 from tests.plans.flow import install
 

@@ -119,7 +119,7 @@ def pages_for(role: str, world) -> list[tuple[str, int | None, str]]:
         url = fill(route, name, world)
         if url is not None:
             pages.append((url, expected, name))
-    if ADMIN_KINDS["member_page"][role] == 200:  # an applied plan reads unlike a pending one
+    if ADMIN_KINDS["workspace_page"][role] == 200:  # an applied plan reads unlike a pending one
         pages.append((f"/admin/catalog/plan/{world.ids['applied_plan']}/review/", 200, None))
     return pages
 

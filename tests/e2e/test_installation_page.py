@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import Installation, Plan
-from catalog.services.plans import plan_approve, plan_create
+from pixie.installer.plans import plan_approve, plan_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

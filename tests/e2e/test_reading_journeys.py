@@ -7,8 +7,8 @@ from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
-from catalog.services.plans import plan_approve, plan_create
 from catalog.services.workspace_skills import skill_edit
+from pixie.installer.plans import plan_approve, plan_create
 from tests.factories import make_user, make_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

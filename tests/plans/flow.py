@@ -1,7 +1,7 @@
 """Helpers that walk a plan through approval the way an owner does."""
 
 from catalog.models import Plan
-from catalog.services.plans import plan_approve, plan_create
+from pixie.installer.plans import plan_approve, plan_create
 
 
 def approve_and_apply(plan, owner, capture):

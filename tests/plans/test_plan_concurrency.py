@@ -10,8 +10,8 @@ from django.db import connections
 from reversion.models import Revision
 
 from catalog.models import Installation, Plan
-from catalog.services.plans import plan_approve, plan_create
 from pixie.errors import StateError
+from pixie.installer.plans import plan_approve, plan_create
 from tests.factories import make_workspace
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
@@ -66,7 +66,7 @@ def test_twenty_simultaneous_approvals_apply_the_plan_once(owner, demo_catalog, 
 def test_two_plans_for_one_installation_one_applies_the_other_is_stale(
     acme, owner, demo_catalog, django_capture_on_commit_callbacks
 ):
-    from catalog.services.plan_apply import plan_apply
+    from pixie.installer.run import plan_run
     from tests.plans.flow import install
 
     install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
@@ -83,7 +83,7 @@ def test_two_plans_for_one_installation_one_applies_the_other_is_stale(
 
     def apply(plan):
         try:
-            results[plan.kind] = plan_apply(plan_id=plan.pk)
+            results[plan.kind] = plan_run(plan_id=plan.pk)
         finally:
             connections.close_all()
 

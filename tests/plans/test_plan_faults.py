@@ -3,9 +3,9 @@
 import pytest
 
 from catalog.models import Plan, WorkspaceSkill
-from catalog.services.plan_apply import APPLY_FAILPOINTS, plan_apply
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_edit
+from pixie.installer.plan_apply import APPLY_FAILPOINTS, plan_apply
+from pixie.installer.plans import plan_create
 from tests.plans.digest import workspace_digest
 from tests.plans.flow import approve_and_apply, install
 
@@ -79,7 +79,7 @@ def test_an_approved_plan_whose_task_was_lost_is_applied_by_the_recovery_sweep(
 
     from django.utils import timezone
 
-    from catalog.tasks import recover_stuck_plans
+    from pixie.installer.tasks import recover_stuck_plans
 
     plan = fresh_install(acme, owner, demo_catalog, agents)
     # Approved, but the broker lost the message (Redis restarted without persistence).
@@ -94,7 +94,7 @@ def test_an_approved_plan_whose_task_was_lost_is_applied_by_the_recovery_sweep(
 
 
 def test_a_recent_approval_is_left_to_its_own_task(acme, owner, agents, demo_catalog):
-    from catalog.tasks import recover_stuck_plans
+    from pixie.installer.tasks import recover_stuck_plans
 
     plan = fresh_install(acme, owner, demo_catalog, agents)
     from django.utils import timezone
@@ -111,7 +111,7 @@ def test_a_database_that_stays_unreachable_fails_the_plan_in_words(
     from django.db import OperationalError
     from django.utils import timezone
 
-    from catalog import tasks
+    from pixie.installer import tasks
 
     plan = fresh_install(acme, owner, demo_catalog, agents)
     Plan.objects.filter(pk=plan.pk).update(
@@ -122,7 +122,7 @@ def test_a_database_that_stays_unreachable_fails_the_plan_in_words(
     def unreachable(*, plan_id):
         raise OperationalError('connection to server at "10.0.0.5", port 5432 failed')
 
-    monkeypatch.setattr(tasks, "plan_apply", unreachable)
+    monkeypatch.setattr(tasks, "plan_run", unreachable)
     with pytest.raises(OperationalError):  # the last of the task's retries
         tasks.apply_plan.apply(args=[plan.pk], retries=tasks.apply_plan.max_retries)
     plan.refresh_from_db()

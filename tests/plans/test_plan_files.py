@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from catalog.content_diff import TEXT_DIFF_MAX_BYTES
 from catalog.models import BundleVersion, Plan, WorkspaceSkill
-from catalog.plan_core import TEXT_DIFF_MAX_BYTES
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_edit
 from pixie.errors import ValidationFailed
+from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import SECTION, TITLES, ledger_export_skill, png_bytes, write
 from tests.plans.flow import approve_and_apply, install
 

@@ -5,10 +5,10 @@ from reversion.models import Version
 
 from agents.models import AgentSkill
 from catalog.models import Installation, Plan, WorkspaceSkill
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.errors import PermissionRefused, StateError, ValidationFailed
+from pixie.installer.plans import plan_create
 from tests.plans.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
@@ -223,7 +223,7 @@ def test_refusals_name_the_problem_and_create_no_plan(
 def test_a_second_approval_is_refused_and_a_member_cannot_approve(
     acme, owner, member, demo_catalog, django_capture_on_commit_callbacks
 ):
-    from catalog.services.plans import plan_approve
+    from pixie.installer.plans import plan_approve
 
     plan = plan_create(
         workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner

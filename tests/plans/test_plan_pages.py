@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from catalog.models import Installation, Plan
 from catalog.services import bundle_version_publish
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_edit
+from pixie.installer.plans import plan_create
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 from tests.plans.flow import install
 

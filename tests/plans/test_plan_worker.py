@@ -6,8 +6,8 @@ import time
 import pytest
 
 from catalog.models import Installation, Plan
-from catalog.services.plans import plan_approve, plan_create
 from pixie.celery import app as celery_app
+from pixie.installer.plans import plan_approve, plan_create
 from tests.plans.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 

@@ -14,7 +14,7 @@ from django.db import connection
 from agents.models import Turn, TurnSkill
 from agents.services import turn_start
 from catalog.models import FileBlob, Plan, RevisionFile, SkillFile, SkillRevision
-from catalog.services.plans import plan_create
+from pixie.installer.plans import plan_create
 from tests.catalog.ledger_install import install_ledger_tools
 from tests.catalog.skill_folders import png_bytes, tree
 from tests.plans.flow import approve_and_apply, install

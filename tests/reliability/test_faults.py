@@ -17,13 +17,13 @@ import redis
 from django.db import connection
 from reversion.models import Revision
 
-from agents.fleet import make_fleet
 from agents.models import AgentSkill
+from benchmarks.fleet import make_fleet
 from benchmarks.load import free_port, process_group
 from catalog.models import Installation, Plan
-from catalog.services.plan_apply import APPLY_FAILPOINTS
-from catalog.services.plans import plan_approve, plan_create
-from catalog.services.repoint import repoint_create
+from pixie.installer.plan_apply import APPLY_FAILPOINTS
+from pixie.installer.plans import plan_approve, plan_create
+from pixie.installer.repoint import repoint_create
 from tests.plans.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 

@@ -47,13 +47,12 @@ ADMIN_KINDS = {
     "ws_list": _row(stranger=200, member=200, owner=200, staff=403, operator=403, superuser=200),
     "ws_object": _row(stranger=404, member=200, owner=200, staff=403, operator=403, superuser=200),
     "ws_write": _row(stranger=403, member=403, owner=403, staff=403, operator=403, superuser=None),
-    "member_page": _row(
+    # Every page of a workspace's object, one rule (pixie.admin_pages.WorkspacePages): whoever
+    # may read the object (its members; superusers) reads the page, and anyone else meets a
+    # 404. A page that acts shows a reader why only an owner may, instead of its form.
+    "workspace_page": _row(
         stranger=404, member=200, owner=200, staff=404, operator=404, superuser=200
     ),
-    "members_only": _row(
-        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=404
-    ),
-    "owner_page": _row(stranger=404, member=404, owner=200, staff=404, operator=404, superuser=404),
     "post_only": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
     "redirect": _row(stranger=302, member=302, owner=302, staff=302, operator=302, superuser=302),
     "summary": _row(stranger=404, member=302, owner=302, staff=404, operator=404, superuser=302),
@@ -75,23 +74,23 @@ ADMIN_NAMED = {
     "pixie_contact_add_card": "any_staff",
     "pixie_contact_add_local": "any_staff",
     "pixie_contact_our_card": "any_staff",
-    "catalog_plan_review": "member_page",
-    "catalog_plan_status": "member_page",
-    "catalog_workspaceskill_text": "member_page",
-    "catalog_workspaceskill_compare": "member_page",
+    "catalog_plan_review": "workspace_page",
+    "catalog_plan_status": "workspace_page",
+    "catalog_workspaceskill_text": "workspace_page",
+    "catalog_workspaceskill_compare": "workspace_page",
     "catalog_workspaceskill_restore": "post_only",
-    "pixie_workspace_dashboard": "members_only",
-    "catalog_workspaceskill_share": "member_page",
-    "catalog_workspaceskill_rename": "member_page",
-    "agents_agent_skills": "member_page",
-    "agents_agent_prompt": "member_page",
-    "agents_agent_menu": "member_page",
-    "pixie_message_review": "member_page",
-    "pixie_contact_message": "member_page",
+    "pixie_workspace_dashboard": "workspace_page",
+    "catalog_workspaceskill_share": "workspace_page",
+    "catalog_workspaceskill_rename": "workspace_page",
+    "agents_agent_skills": "workspace_page",
+    "agents_agent_prompt": "workspace_page",
+    "agents_agent_menu": "workspace_page",
+    "pixie_message_review": "workspace_page",
+    "pixie_contact_message": "workspace_page",
     "pixie_message_summary": "summary",
-    "pixie_message_block": "owner_page",
-    "catalog_workspaceskill_edit": "owner_page",
-    "agents_agent_promote": "owner_page",
+    "pixie_message_block": "workspace_page",
+    "catalog_workspaceskill_edit": "workspace_page",
+    "agents_agent_promote": "workspace_page",
     "catalog_plan_approve": "post_only",
     "catalog_plan_reject": "post_only",
     "catalog_plan_choices": "post_only",
@@ -445,3 +444,35 @@ def test_admin_actions_change_something_only_for_who_may(role, world):
                 f"(status {response.status_code})"
             )
     assert failures == [], "\n".join(failures)
+
+
+# The workspace pages that act: a reader (a member, a superuser of another workspace) is
+# told why not in place of the form, and a post from one changes nothing.
+ACTING_PAGES = {
+    "catalog_workspaceskill_edit": {"name": "Taken over", "body": "New words.", "comment": "x"},
+    "catalog_workspaceskill_rename": {"slug": "taken-over"},
+    "catalog_workspaceskill_share": {"contact": "1"},
+    "agents_agent_promote": {"slug": "taken-kit", "name": "Taken", "version": "9.0.0"},
+    "pixie_message_block": {"delete_pending": "on"},
+}
+
+
+@pytest.mark.parametrize("role", ["member", "superuser"])
+def test_a_workspace_page_that_acts_tells_a_reader_why_not_and_changes_nothing(role, world):
+    routes = {name: route for route, name in all_patterns() if name in ACTING_PAGES}
+    assert set(routes) == set(ACTING_PAGES)
+    client = Client()
+    client.force_login(world.users[role])
+    before = digest()
+    refusal = f"Only an owner of {world.acme.name} can do this."
+    for name, data in ACTING_PAGES.items():
+        url = fill(routes[name], name, world)
+        page = client.get(url)
+        assert page.status_code == 200, name
+        main = page.content.decode().split('id="content-main"', 1)[1]
+        assert refusal in main, name
+        assert 'type="submit"' not in main, f"{name} offers {role} a form it may not send"
+        answer = client.post(url, data)
+        assert answer.status_code == 200, name
+        assert refusal in answer.content.decode(), name
+    assert digest() == before

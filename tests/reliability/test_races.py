@@ -13,9 +13,9 @@ from django.db import connections
 
 from agents.models import AgentSkill
 from catalog.models import BundleVersion, Plan
-from catalog.services.plan_apply import plan_apply
-from catalog.services.plans import plan_create
-from catalog.services.repoint import repoint_create
+from pixie.installer.plans import plan_create
+from pixie.installer.repoint import repoint_create
+from pixie.installer.run import plan_run
 from pixie.models import Workspace
 from tests.factories import make_workspace
 from tests.plans.flow import approve_and_apply, install
@@ -56,7 +56,7 @@ def _round(number, owner, agents_of, versions, capture):
     def run(plan):
         try:
             barrier.wait(timeout=30)
-            results[plan.kind] = plan_apply(plan_id=plan.pk)
+            results[plan.kind] = plan_run(plan_id=plan.pk)
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(repr(exc))
         finally:

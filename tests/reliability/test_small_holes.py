@@ -277,12 +277,12 @@ def test_every_list_endpoint_answers_a_missing_page_with_404_naming_the_pages(
 def test_the_bundle_list_says_which_pages_exist(world, member_api):
     response = member_api.get("/api/bundles/", {"page": "2305843009213693953"})
     assert response.status_code == 404
-    assert response.json() == {
-        "detail": "Page 2,305,843,009,213,693,953 does not exist: there is 1 page."
-    }
-    assert member_api.get("/api/bundles/", {"page": "x"}).json() == {
-        "detail": "Page 'x' is not a page number: there is 1 page, numbered from 1."
-    }
+    assert response.json()["problems"] == [
+        "Page 2,305,843,009,213,693,953 does not exist: there is 1 page."
+    ]
+    assert member_api.get("/api/bundles/", {"page": "x"}).json()["problems"] == [
+        "Page 'x' is not a page number: there is 1 page, numbered from 1."
+    ]
     assert member_api.get("/api/bundles/", {"page": "last"}).status_code == 200
 
 

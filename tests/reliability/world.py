@@ -12,9 +12,9 @@ from agents.models import Agent, AgentSkill
 from agents.promote import assembly_promote
 from agents.services import agent_skill_attach, turn_start
 from catalog.models import Installation, Plan, WorkspaceSkill
-from catalog.services.plans import plan_create
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
+from pixie.installer.plans import plan_create
 from pixie.models import Membership, Workspace
 from pixie.permissions import OPERATORS_GROUP
 from pixie.sharing import services as sharing

@@ -19,7 +19,8 @@ from .conftest import DAILY_BRIEF_BODY
 
 pytestmark = pytest.mark.django_db
 
-REFUSED = {"code": "refused", "detail": "The envelope was refused."}
+REFUSED_WORDS = "The envelope was refused."
+REFUSED = {"code": "refused", "detail": REFUSED_WORDS, "problems": [REFUSED_WORDS]}
 
 
 @pytest.fixture
@@ -90,7 +91,8 @@ def test_the_genuine_envelope_lands_once_and_a_replay_is_refused(beta, undeliver
     assert post(raw).status_code == 202
     replay = post(raw)
     assert replay.status_code == 409
-    assert replay.json() == {"code": "duplicate", "detail": "This envelope was already received."}
+    again = "This envelope was already received."
+    assert replay.json() == {"code": "duplicate", "detail": again, "problems": [again]}
     assert Message.objects.filter(workspace=beta).count() == 1
 
 
@@ -175,7 +177,8 @@ def test_an_oversized_envelope_is_refused_before_it_is_read(settings):
     settings.PIXIE_INBOX_MAX_BYTES = 1000
     response = post(b"x" * 1001)
     assert response.status_code == 413
-    assert response.json() == {"code": "too_large", "detail": "An envelope is at most 1000 bytes."}
+    too_large = "An envelope is at most 1000 bytes."
+    assert response.json() == {"code": "too_large", "detail": too_large, "problems": [too_large]}
 
 
 def test_the_inbox_takes_only_post_and_needs_no_login_or_csrf():

@@ -1,4 +1,7 @@
-"""Celery tasks: thin callers of services, safe to run twice."""
+"""Celery tasks: thin callers of services, safe to run twice.
+
+Each keeps the name it had in ``catalog.tasks``: plans queued by an earlier release,
+and beat's schedule, still reach it."""
 
 from datetime import timedelta
 
@@ -6,15 +9,12 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from catalog.services.plan_apply import (
-    TRANSIENT_ERRORS,
-    plan_apply,
-    plan_mark_failed,
-    plans_stuck,
-)
+from .plan_state import TRANSIENT_ERRORS, plan_mark_failed, plans_stuck
+from .run import plan_run
 
 
 @shared_task(
+    name="catalog.tasks.apply_plan",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -26,7 +26,7 @@ from catalog.services.plan_apply import (
 )
 def apply_plan(self, plan_id: int) -> str:
     try:
-        return plan_apply(plan_id=plan_id)
+        return plan_run(plan_id=plan_id)
     except TRANSIENT_ERRORS:
         if self.request.retries >= self.max_retries:
             # The raw error is in the worker's log (Celery logs the task's exception).
@@ -38,7 +38,7 @@ def apply_plan(self, plan_id: int) -> str:
         raise
 
 
-@shared_task
+@shared_task(name="catalog.tasks.recover_stuck_plans")
 def recover_stuck_plans() -> list[int]:
     """Periodic (beat): queue again the applies a lost broker message left behind."""
     older_than = timezone.now() - timedelta(seconds=settings.PIXIE_PLAN_STUCK_AFTER)

@@ -5,6 +5,7 @@ import os
 import secrets
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -18,7 +19,7 @@ from pixie.audit import audited
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_DIR = Path(apps.get_app_config("catalog").path) / "demo"
 # (username, env variable with its password, superuser?, role in acme); the operator
 # is in the group operators instead (publishes and reviews the catalog, no workspace).
 DEMO_USERS = [

@@ -22,7 +22,7 @@ from pixie.faults import checkpoint
 from pixie.models import Workspace
 from pixie.permissions import require_owner
 
-from .plan_apply import TRANSIENT_ERRORS, plan_mark_failed
+from .plan_state import TRANSIENT_ERRORS, plan_mark_failed
 
 CHUNK = 2000  # rows per transaction: a commit per chunk is most of its fixed cost
 MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}

@@ -8,10 +8,10 @@ from django.utils import timezone
 
 from agents.models import Agent
 from catalog.models import BundleVersion, Installation, Plan, Status
-from catalog.plan_core import FORK_CHOICES, compute_plan
 from catalog.selectors import visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
+from pixie.installer.plan_core import FORK_CHOICES, compute_plan
 from pixie.permissions import require_owner
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
@@ -149,7 +149,7 @@ def plan_for_installation(*, installation: Installation, kind: str, actor, **kwa
 
 def plan_approve(*, plan: Plan, actor) -> Plan:
     """Approve the whole plan; the apply task is queued once the approval commits."""
-    from catalog.tasks import apply_plan
+    from pixie.installer.tasks import apply_plan
 
     require_owner(user=actor, workspace=plan.workspace)
     with audited(actor=actor, comment=f"Approved plan #{plan.pk}"):

@@ -5,25 +5,26 @@ from __future__ import annotations
 import logging
 
 import reversion
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill
 from catalog.models import Installation, Plan, SkillRevision, SkillVersion, WorkspaceSkill
+from catalog.services.revision_files import (
+    revision_files_from_listing,
+    revision_files_from_versions,
+)
 from egress.models import CredentialRequirement, EgressRule
 from pixie.audit import audited
 from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
-from .revision_files import revision_files_from_listing, revision_files_from_versions
+from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
 
 logger = logging.getLogger(__name__)
 
-# Errors worth a retry: the database went away, not the plan being wrong.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
-APPLICABLE = (Plan.State.APPROVED, Plan.State.APPLYING)
 APPLY_FAILPOINTS = (
     "plan.apply.installation",
     "plan.apply.skills.create",
@@ -52,11 +53,8 @@ def failure_words(plan_id: int, exc: Exception) -> str:
 
 
 def plan_apply(*, plan_id: int) -> str:
-    """Apply the plan if it is approved; return its status. Running it twice changes nothing."""
-    if Plan.objects.filter(pk=plan_id, kind=Plan.Kind.REPOINT).exists():
-        from .repoint import repoint_apply  # imports this module
-
-        return repoint_apply(plan_id=plan_id)
+    """Apply the install, upgrade or uninstall plan if it is approved; return its status.
+    Running it twice changes nothing. (plan_run picks the apply for a plan's kind.)"""
     Plan.objects.filter(pk=plan_id, status=Plan.State.APPROVED).update(status=Plan.State.APPLYING)
     try:
         with transaction.atomic():
@@ -87,13 +85,6 @@ def plan_apply(*, plan_id: int) -> str:
         logger.exception("Plan #%s failed to apply", plan_id)
         plan_mark_failed(plan_id=plan_id, error=failure_words(plan_id, exc))
         return Plan.State.FAILED
-
-
-def plan_mark_failed(*, plan_id: int, error: str) -> None:
-    with transaction.atomic():
-        Plan.objects.filter(pk=plan_id, status__in=APPLICABLE).update(
-            status=Plan.State.FAILED, error=error[:4000], finished_at=timezone.now()
-        )
 
 
 def _finish(plan: Plan, status: str, error: str) -> None:
@@ -390,14 +381,3 @@ def _attach(plan: Plan) -> list[AgentSkill]:
                 )
             )
     return AgentSkill.objects.bulk_create(rows)
-
-
-def plans_stuck(*, older_than) -> list[int]:
-    """Approved plans whose apply never finished, e.g. because the broker lost the task
-    (Redis restarted without persistence). Re-queueing them is safe: applying is
-    idempotent and serialised by the workspace lock."""
-    return list(
-        Plan.objects.filter(status__in=APPLICABLE, decided_at__lt=older_than)
-        .order_by("decided_at")
-        .values_list("pk", flat=True)[:500]
-    )

@@ -1,11 +1,21 @@
-"""Fill the database with benchmark data at catalog and fleet scale (see pixie.bench_seed)."""
+"""Fill the database with benchmark data at catalog and fleet scale.
+
+A thin entry point: the generator is benchmarks/bench_data.py, in the repository and
+not in the installed package, so this command runs from a checkout."""
 
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from pixie.bench_seed import SeedSizes, seed
 from pixie.errors import PixieError
+
+try:
+    from benchmarks.bench_data import SeedSizes, seed
+except ModuleNotFoundError as exc:  # an installed Pixie, without the repository's benchmarks/
+    raise CommandError(
+        "bench_seed runs from a checkout of Pixie's repository: its data generator is "
+        "benchmarks/bench_data.py, which the installed package leaves out."
+    ) from exc
 
 DEFAULTS = SeedSizes()
 

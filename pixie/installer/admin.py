@@ -1,4 +1,5 @@
-"""The plan pages of the admin: ask for a plan, read it whole, approve or reject it.
+"""The installer's admin: installations, and the plan pages (ask for a plan, read it
+whole, approve or reject it).
 
 Custom views are prepended in get_urls and wrapped in admin_view; each checks
 the user's role in the plan's workspace (404 for non-members) and calls one
@@ -8,24 +9,87 @@ service. The templates extend the admin's and fill one block.
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.http import Http404, HttpResponseRedirect, JsonResponse
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
-from django.views.decorators.http import require_POST
+from django.urls import reverse
 
 from agents.models import Agent
-from pixie.admin_scoping import ServiceManagedAdmin, member_workspace_ids, owned_workspace_ids
+from catalog.models import BundleVersion, CatalogReview, Installation, Plan, Status
+from catalog.selectors import visible_versions
+from pixie.admin_pages import WorkspacePages
+from pixie.admin_scoping import (
+    MemberWorkspaceFilter,
+    ServiceManagedAdmin,
+    member_workspace_ids,
+    owned_workspace_ids,
+    person,
+)
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
-from pixie.permissions import role_in
 
-from .models import BundleVersion, CatalogReview, Plan, Status
 from .plan_display import grouped_steps
-from .selectors import visible_versions
-from .services.plans import plan_approve, plan_create, plan_reject
-from .services.repoint import progress_of, repoint_backlog, repoint_create
+from .plans import plan_approve, plan_create, plan_reject
+from .repoint import progress_of, repoint_backlog, repoint_create
+
+
+@admin.register(Installation)
+class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
+    list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
+    # Only the bundles installed in the user's workspaces: another workspace's draft
+    # bundle is named after it.
+    list_filter = [MemberWorkspaceFilter, ("bundle", admin.RelatedOnlyFieldListFilter)]
+    list_select_related = ["workspace", "bundle", "bundle_version__bundle", "installed_by"]
+    change_form_template = "admin/catalog/installation/change_form.html"
+    # The bundle and its version by name: their pages are operators'.
+    fields = ["workspace", "bundle_name", "version_name", "installed_at", "installed"]
+    readonly_fields = fields
+
+    @admin.display(description="Bundle")
+    def bundle_name(self, installation):
+        return installation.bundle.name
+
+    @admin.display(description="Bundle version")
+    def version_name(self, installation):
+        return installation.bundle_version.version
+
+    @admin.display(description="Installed by")
+    def installed(self, installation):
+        return person(installation.installed_by)
+
+    def get_urls(self):
+        repoint = self.page_path(
+            "<int:installation_id>/repoint/",
+            self.repoint_view,
+            "catalog_installation_repoint",
+            post_only=True,
+        )
+        return [repoint, *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        installation = self.get_object(request, object_id)
+        extra = {}
+        if installation is not None:
+            extra = {
+                "backlog": repoint_backlog(
+                    workspace=installation.workspace, installation=installation
+                ),
+                "is_owner": self.is_owner(request, installation),
+            }
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
+    def repoint_view(self, request, installation_id):
+        installation = self.page_object(request, installation_id)
+        try:
+            plan = repoint_create(
+                workspace=installation.workspace, installation=installation, actor=request.user
+            )
+        except PixieError as exc:
+            self.report(request, exc)
+            return HttpResponseRedirect(
+                reverse("admin:catalog_installation_change", args=[installation.pk])
+            )
+        return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[plan.pk]))
+
 
 TERMINAL = {"applied", "failed", "stale", "rejected", "superseded"}
 
@@ -77,22 +141,22 @@ def offered_label(bundle_version: BundleVersion) -> str:
 
 
 @admin.register(Plan)
-class PlanAdmin(ServiceManagedAdmin):
+class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     list_display = ["__str__", "workspace", "kind", "bundle_version", "status", "created_at"]
     list_filter = ["kind", "status"]
     list_select_related = ["workspace", "bundle_version__bundle"]
     change_list_template = "admin/catalog/plan/change_list.html"
 
     def get_urls(self):
-        view = self.admin_site.admin_view
+        page, plan = self.page_path, "<int:plan_id>"
         return [
-            path("ask/", view(self.ask_view), name="catalog_plan_ask"),
-            path("<int:plan_id>/review/", view(self.review_view), name="catalog_plan_review"),
-            path("<int:plan_id>/approve/", view(self.approve_view), name="catalog_plan_approve"),
-            path("<int:plan_id>/reject/", view(self.reject_view), name="catalog_plan_reject"),
-            path("<int:plan_id>/choices/", view(self.choices_view), name="catalog_plan_choices"),
-            path("<int:plan_id>/status/", view(self.status_view), name="catalog_plan_status"),
-            path("<int:plan_id>/repoint/", view(self.repoint_view), name="catalog_plan_repoint"),
+            page("ask/", self.ask_view, "catalog_plan_ask"),
+            page(f"{plan}/review/", self.review_view, "catalog_plan_review"),
+            page(f"{plan}/approve/", self.approve_view, "catalog_plan_approve", post_only=True),
+            page(f"{plan}/reject/", self.reject_view, "catalog_plan_reject", post_only=True),
+            page(f"{plan}/choices/", self.choices_view, "catalog_plan_choices", post_only=True),
+            page(f"{plan}/status/", self.status_view, "catalog_plan_status"),
+            page(f"{plan}/repoint/", self.repoint_view, "catalog_plan_repoint", post_only=True),
             *super().get_urls(),
         ]
 
@@ -105,25 +169,14 @@ class PlanAdmin(ServiceManagedAdmin):
 
     # Helpers
 
-    def _plan_and_role(self, request, plan_id) -> tuple[Plan, str | None]:
-        plan = get_object_or_404(
-            Plan.objects.select_related(
-                "workspace", "bundle_version__bundle", "installation__bundle_version",
-                "created_by", "decided_by",
-            ),
-            pk=plan_id,
-        )  # fmt: skip
-        role = role_in(user=request.user, workspace=plan.workspace)
-        if role is None and not request.user.is_superuser:
-            raise Http404("No such plan.")
-        return plan, role
+    def _plan(self, request, plan_id) -> Plan:
+        plans = self.get_queryset(request).select_related(
+            "bundle_version__bundle", "installation__bundle_version", "created_by", "decided_by"
+        )
+        return self.page_object(request, plan_id, plans)
 
     def _back(self, plan_id):
         return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[plan_id]))
-
-    def _refusal(self, request, exc: PixieError):
-        for problem in getattr(exc, "problems", [exc.message]):
-            self.message_user(request, problem, messages.ERROR)
 
     # Views
 
@@ -145,86 +198,75 @@ class PlanAdmin(ServiceManagedAdmin):
                         actor=request.user,
                     )
             except PixieError as exc:
-                self._refusal(request, exc)
+                self.report(request, exc)
             else:
                 return self._back(plan.pk)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Ask for a plan",
-            "form": form,
-            "opts": self.model._meta,
+        return self.render_page(
+            request,
+            "admin/catalog/plan/ask.html",
+            "Ask for a plan",
+            form=form,
             # Only owners ask: a member is told so, and where to turn, instead of a form
             # whose workspace list is empty.
-            "owns_a_workspace": bool(owned_workspace_ids(request.user)),
-            "member_of": Workspace.objects.filter(
-                pk__in=member_workspace_ids(request.user)
-            ).order_by("name"),
-        }
-        return TemplateResponse(request, "admin/catalog/plan/ask.html", context)
+            owns_a_workspace=bool(owned_workspace_ids(request.user)),
+            member_of=Workspace.objects.filter(pk__in=member_workspace_ids(request.user)).order_by(
+                "name"
+            ),
+        )
 
     def changelist_view(self, request, extra_context=None):
         extra = {"owns_a_workspace": bool(owned_workspace_ids(request.user))}
         return super().changelist_view(request, {**extra, **(extra_context or {})})
 
     def review_view(self, request, plan_id):
-        plan, role = self._plan_and_role(request, plan_id)
-        can_decide = role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Plan #{plan.pk}: {plan.get_kind_display().lower()} {_target(plan)}",
-            "plan": plan,
-            "groups": grouped_steps(plan.steps),
-            "can_decide": can_decide,
-            "is_member_only": role == Membership.Role.MEMBER,
-            "unconfirmed": [
+        plan = self._plan(request, plan_id)
+        role = self.workspace_role(request, plan)
+        return self.render_page(
+            request,
+            "admin/catalog/plan/review.html",
+            f"Plan #{plan.pk}: {plan.get_kind_display().lower()} {_target(plan)}",
+            plan=plan,
+            groups=grouped_steps(plan.steps),
+            can_decide=role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED,
+            is_member_only=role == Membership.Role.MEMBER,
+            unconfirmed=[
                 s["name"]
                 for s in plan.steps
                 if s["type"] == "credential.require" and not s["confirmed"]
             ],
-            "watching": plan.status not in TERMINAL,
-            "progress": progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
-            "backlog": (
+            watching=plan.status not in TERMINAL,
+            progress=progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
+            backlog=(
                 repoint_backlog(workspace=plan.workspace, installation=plan.installation)
                 if plan.kind == Plan.Kind.UPGRADE and plan.status == Plan.State.APPLIED
                 else None
             ),
-            "is_owner": role == Membership.Role.OWNER,
-            "opts": self.model._meta,
-        }
-        return TemplateResponse(request, "admin/catalog/plan/review.html", context)
+            is_owner=role == Membership.Role.OWNER,
+        )
 
     def approve_view(self, request, plan_id):
-        return require_POST(self._approve)(request, plan_id)
-
-    def _approve(self, request, plan_id):
-        plan, _role = self._plan_and_role(request, plan_id)
+        plan = self._plan(request, plan_id)
         try:
             plan_approve(plan=plan, actor=request.user)
         except PixieError as exc:
-            self._refusal(request, exc)
+            self.report(request, exc)
         else:
             self.message_user(request, f"Plan #{plan.pk} approved; applying it now.")
         return self._back(plan_id)
 
     def reject_view(self, request, plan_id):
-        return require_POST(self._reject)(request, plan_id)
-
-    def _reject(self, request, plan_id):
-        plan, _role = self._plan_and_role(request, plan_id)
+        plan = self._plan(request, plan_id)
         try:
             plan_reject(plan=plan, actor=request.user, reason=request.POST.get("reason", ""))
         except PixieError as exc:
-            self._refusal(request, exc)
+            self.report(request, exc)
         else:
             self.message_user(request, f"Plan #{plan.pk} rejected.")
         return self._back(plan_id)
 
     def choices_view(self, request, plan_id):
-        return require_POST(self._choices)(request, plan_id)
-
-    def _choices(self, request, plan_id):
         """Different fork choices make a new plan; this one is superseded."""
-        plan, _role = self._plan_and_role(request, plan_id)
+        plan = self._plan(request, plan_id)
         choices = {
             step["slug"]: request.POST.get(f"fork-{step['slug']}", step["choice"])
             for step in plan.steps
@@ -240,13 +282,13 @@ class PlanAdmin(ServiceManagedAdmin):
                 actor=request.user,
             )
         except PixieError as exc:
-            self._refusal(request, exc)
+            self.report(request, exc)
             return self._back(plan_id)
         self.message_user(request, f"Plan #{new_plan.pk} replaces #{plan.pk} with your choices.")
         return self._back(new_plan.pk)
 
     def status_view(self, request, plan_id):
-        plan, _role = self._plan_and_role(request, plan_id)
+        plan = self._plan(request, plan_id)
         return JsonResponse(
             {
                 "status": plan.status,
@@ -258,17 +300,14 @@ class PlanAdmin(ServiceManagedAdmin):
         )
 
     def repoint_view(self, request, plan_id):
-        return require_POST(self._repoint)(request, plan_id)
-
-    def _repoint(self, request, plan_id):
         """From an applied upgrade: a repoint plan for that installation's pins."""
-        plan, _role = self._plan_and_role(request, plan_id)
+        plan = self._plan(request, plan_id)
         try:
             repoint = repoint_create(
                 workspace=plan.workspace, installation=plan.installation, actor=request.user
             )
         except PixieError as exc:
-            self._refusal(request, exc)
+            self.report(request, exc)
             return self._back(plan_id)
         return self._back(repoint.pk)
 

@@ -24,7 +24,9 @@ from catalog.models import (
     Tool,
     WorkspaceSkill,
 )
-from catalog.plan_core import (
+from catalog.selectors import CONTENTS, blob_texts
+from egress.models import CredentialRequirement, EgressRule
+from pixie.installer.plan_core import (
     BundleState,
     CatalogSkill,
     FileInfo,
@@ -32,8 +34,6 @@ from catalog.plan_core import (
     PlanInputs,
     texts_needed,
 )
-from catalog.selectors import CONTENTS, blob_texts
-from egress.models import CredentialRequirement, EgressRule
 
 
 def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:

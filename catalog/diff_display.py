@@ -1,4 +1,6 @@
-"""Turn a plan's steps into the groups and diffs the plan page shows."""
+"""Changes as the pages show them: side by side with changed words marked, and file diffs.
+
+The plan page, a skill's revision comparison and a bundle's comparison all use these."""
 
 from __future__ import annotations
 
@@ -8,22 +10,6 @@ from itertools import zip_longest
 
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
-
-GROUPS = [
-    (
-        "skills",
-        "Skills",
-        ("skill.create", "skill.update", "skill.unchanged", "skill.remove", "bundle.size"),
-    ),
-    ("renames", "Renamed or reused on arrival", ("skill.reslug", "skill.reuse")),
-    ("forks", "Forks and overrides: text you wrote", ("skill.fork", "agent.override")),
-    ("network", "Network", ("egress.add", "egress.remove")),
-    ("credentials", "Credentials", ("credential.require", "credential.remove")),
-    ("approvals", "Approval rules", ("approval.rule",)),
-    ("agents", "Agents", ("agent.attach", "agent.has", "agent.pinned", "agent.follows")),
-    ("repoint", "Pins to move", ("repoint.move", "repoint.stay")),
-]
-
 
 _TOKENS = re.compile(r"^\s+|\S+\s*")  # indentation, then each word with the spaces after it
 
@@ -113,17 +99,3 @@ def file_views(files: list[dict]) -> list[dict]:
             view["diff_html"] = unified(entry["diff"])
         views.append(view)
     return views
-
-
-def grouped_steps(steps: list[dict]) -> list[dict]:
-    groups = []
-    for key, title, types in GROUPS:
-        members = [dict(step) for step in steps if step["type"] in types]
-        for step in members:
-            if step["type"] == "skill.update":
-                step["diff_html"] = side_by_side(step["old_body"], step["body"])
-            if step["type"] in ("skill.update", "skill.fork"):
-                step["file_views"] = file_views(step.get("files", []))
-        if members:
-            groups.append({"key": key, "title": title, "steps": members})
-    return groups

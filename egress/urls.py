@@ -1,0 +1,15 @@
+from django.urls import path
+
+from . import api
+
+W = "workspaces/<slug:workspace>"
+
+urlpatterns = [
+    path(f"{W}/egress-rules/", api.EgressRuleList.as_view(), name="egress-rule-list"),
+    path(f"{W}/credentials/", api.CredentialList.as_view(), name="credential-list"),
+    path(
+        f"{W}/credentials/<str:name>/confirm/",
+        api.CredentialConfirm.as_view(),
+        name="credential-confirm",
+    ),
+]

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class InstallerConfig(AppConfig):
+    name = "pixie.installer"
+    label = "installer"  # no models of its own: plans and installations are catalog's
+    verbose_name = "Installer"

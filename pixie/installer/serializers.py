@@ -1,0 +1,88 @@
+"""Plans and installations as the API shows them, and what asking for a plan takes."""
+
+from rest_framework import serializers
+
+from catalog.models import Installation, Plan
+from pixie.api import StrictSerializer
+
+from .plan_core import FORK_CHOICES
+from .repoint import progress_of
+
+
+class PlanRequestSerializer(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Plan.Kind.choices)
+    bundle = serializers.SlugField(max_length=64, required=False)
+    version = serializers.CharField(max_length=64, required=False)
+    agents = serializers.ListField(
+        child=serializers.SlugField(max_length=64), required=False, max_length=200, default=list
+    )
+    fork_choices = serializers.DictField(
+        child=serializers.ChoiceField(choices=FORK_CHOICES),
+        required=False,
+        default=dict,
+    )
+
+    def validate(self, attrs):
+        if attrs["kind"] != Plan.Kind.REPOINT and not attrs.get("bundle"):
+            raise serializers.ValidationError({"bundle": ["Required except for a repoint."]})
+        if attrs["kind"] in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE) and not attrs.get("version"):
+            raise serializers.ValidationError({"version": ["Required for install and upgrade."]})
+        return attrs
+
+
+class RejectSerializer(StrictSerializer):
+    reason = serializers.CharField(max_length=400)
+
+
+class PlanSerializer(serializers.ModelSerializer):
+    bundle = serializers.SerializerMethodField()
+    version = serializers.CharField(source="bundle_version.version", default=None, allow_null=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Plan
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "progress",
+            "bundle",
+            "version",
+            "summary",
+            "expands_reach",
+            "steps",
+            "error",
+            "reject_reason",
+            "created_by",
+            "created_at",
+            "decided_by",
+            "decided_at",
+            "finished_at",
+        ]
+
+    def get_progress(self, plan) -> dict | None:
+        return progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None
+
+    def get_bundle(self, plan) -> str | None:
+        if plan.bundle_version_id:
+            return plan.bundle_version.bundle.slug
+        return plan.installation.bundle.slug if plan.installation_id else None
+
+
+class PlanSummarySerializer(PlanSerializer):
+    class Meta(PlanSerializer.Meta):
+        fields = [f for f in PlanSerializer.Meta.fields if f != "steps"]
+
+
+class InstallationSerializer(serializers.ModelSerializer):
+    bundle = serializers.CharField(source="bundle.slug")
+    version = serializers.CharField(source="bundle_version.version")
+    installed_by = serializers.CharField(
+        source="installed_by.username", default=None, allow_null=True
+    )
+
+    class Meta:
+        model = Installation
+        fields = ["bundle", "version", "installed_at", "installed_by"]

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import api
+
+W = "workspaces/<slug:workspace>"
+
+urlpatterns = [
+    path(f"{W}/plans/", api.PlanList.as_view(), name="plan-list"),
+    path(f"{W}/plans/<int:pk>/", api.PlanDetail.as_view(), name="plan-detail"),
+    path(f"{W}/plans/<int:pk>/approve/", api.PlanApprove.as_view(), name="plan-approve"),
+    path(f"{W}/plans/<int:pk>/reject/", api.PlanReject.as_view(), name="plan-reject"),
+    path(f"{W}/installations/", api.InstallationList.as_view(), name="installation-list"),
+]
