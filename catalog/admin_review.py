@@ -1,7 +1,6 @@
 """The operator's review queue: bundle versions awaiting approval for the catalog.
 
-Pages of BundleVersionAdmin and PublisherAdmin, written as Django's UserAdmin
-writes its password page: prepended in get_urls, wrapped in admin_view, the
+Pages of BundleVersionAdmin and PublisherAdmin (pixie.admin_pages.AdminPages): the
 object from get_object_or_404(self.get_queryset(request), ...), one role rule
 (is_operator) deciding, and a refusal reported as the admin reports one (the
 permission page for a user who is not an operator, a message for a service's no).
@@ -12,7 +11,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.urls import path, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from pixie.admin_pages import AdminPages
@@ -40,19 +39,12 @@ class CatalogReviewPages(AdminPages):
     """Mixed into BundleVersionAdmin: the queue, approve, refuse."""
 
     def review_urls(self):
-        view = self.admin_site.admin_view
+        # approve and refuse check the role before the method: a non-operator meets 403.
+        page, version = self.page_path, "<int:bundle_version_id>"
         return [
-            path("review/", view(self.review_view), name="catalog_bundleversion_review"),
-            path(
-                "<int:bundle_version_id>/approve/",
-                view(self.approve_view),
-                name="catalog_bundleversion_approve",
-            ),
-            path(
-                "<int:bundle_version_id>/refuse/",
-                view(self.refuse_view),
-                name="catalog_bundleversion_refuse",
-            ),
+            page("review/", self.review_view, "catalog_bundleversion_review"),
+            page(f"{version}/approve/", self.approve_view, "catalog_bundleversion_approve"),
+            page(f"{version}/refuse/", self.refuse_view, "catalog_bundleversion_refuse"),
         ]
 
     def review_view(self, request):
@@ -107,11 +99,8 @@ class PublisherTrustPages(AdminPages):
     """Mixed into PublisherAdmin: mark a publisher trusted, or withdraw the trust."""
 
     def trust_urls(self):
-        view = self.admin_site.admin_view
         return [
-            path(
-                "<int:publisher_id>/trust/", view(self.trust_view), name="catalog_publisher_trust"
-            ),
+            self.page_path("<int:publisher_id>/trust/", self.trust_view, "catalog_publisher_trust")
         ]
 
     def trust_view(self, request, publisher_id):

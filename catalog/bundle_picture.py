@@ -74,10 +74,22 @@ def bundle_svg(
     used_tools = sorted({m for ms in mentions.values() for m in ms if m in tools - skill_slugs})
     host_names = [host for host, _port in hosts]
     reach = {skill.slug: reaches(skill, host_names) for skill in skills}
-
     skill_y = {skill.slug: TOP + 20 + i * ROW for i, skill in enumerate(skills)}
-    # Tools first, then hosts; within each, a node sits level with the middle of the
-    # skills that point at it (pushed down only to avoid overlap), so edges stay short.
+    right, bottom = _right_column(skills, mentions, reach, skill_y, used_tools, hosts, credentials)
+    height = max(TOP + 20 + len(skills) * ROW, bottom) + 20
+    parts = _head(title, RIGHT_X + RIGHT_W + 20, height, has_right=bool(right))
+    parts += _skill_arcs(skills, mentions, skill_y)
+    parts += _reach_edges(skills, mentions, reach, skill_y, {node.key: node for node in right})
+    parts += _skill_boxes(skills, skill_y)
+    parts += _right_boxes(right)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _right_column(skills, mentions, reach, skill_y, used_tools, hosts, credentials):
+    """Tools first, then hosts; within each, a node sits level with the middle of the
+    skills that point at it (pushed down only to avoid overlap), so edges stay short.
+    The nodes, and where the column ends."""
     sources: dict[str, list[float]] = {}
     for skill in skills:
         for key in [f"tool:{m}" for m in mentions[skill.slug]] + [
@@ -106,10 +118,10 @@ def bundle_svg(
             y = node.y + ROW + 16 * len(node.lines)
             right.append(node)
         y += 16 if section else 0
-    height = max(TOP + 20 + len(skills) * ROW, y) + 20
-    width = RIGHT_X + RIGHT_W + 20
-    nodes = {node.key: node for node in right}
+    return right, y
 
+
+def _head(title: str, width: int, height: float, *, has_right: bool) -> list[str]:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="bundle-picture-title" '
@@ -130,11 +142,16 @@ def bundle_svg(
         # The headings stand on the page itself: its text colour, light or dark theme.
         _text(SKILL_X, TOP - 8, "Skills, in the order agents get them", **HEADING),
     ]
-    if right:
+    if has_right:
         parts.append(_text(RIGHT_X, TOP - 8, "Tools and hosts they reach", **HEADING))
+    return parts
 
-    # Skill-to-skill mentions: arcs in the left lane, wider for longer jumps.
+
+def _skill_arcs(skills, mentions, skill_y) -> list[str]:
+    """Skill-to-skill mentions: arcs in the left lane, wider for longer jumps."""
+    skill_slugs = {skill.slug for skill in skills}
     order = {skill.slug: i for i, skill in enumerate(skills)}
+    parts = []
     for skill in skills:
         for target in dict.fromkeys(mentions[skill.slug]):
             if target in skill_slugs and target != skill.slug:
@@ -146,7 +163,12 @@ def bundle_svg(
                     f'marker-end="url(#arrow-skill)"><title>@{escape(skill.slug)} mentions '
                     f"@{escape(target)}</title></path>"
                 )
-    # Skill-to-tool and skill-to-host edges: curves across the middle.
+    return parts
+
+
+def _reach_edges(skills, mentions, reach, skill_y, nodes) -> list[str]:
+    """Skill-to-tool and skill-to-host edges: curves across the middle."""
+    parts = []
     for skill in skills:
         targets = [(f"tool:{m}", "tool") for m in dict.fromkeys(mentions[skill.slug])]
         targets += [(f"host:{h}", "host") for h in reach[skill.slug]]
@@ -162,6 +184,11 @@ def bundle_svg(
                 f'stroke="{colour}" stroke-opacity="0.6"{dash} marker-end="url(#arrow-{kind})">'
                 f"<title>@{escape(skill.slug)} → {escape(nodes[key].label)}</title></path>"
             )
+    return parts
+
+
+def _skill_boxes(skills, skill_y) -> list[str]:
+    parts = []
     for i, skill in enumerate(skills):
         y = skill_y[skill.slug]
         label = _clip(f"{i + 1}. @{skill.slug} — {skill.name}", 45)
@@ -171,6 +198,11 @@ def bundle_svg(
             + _text(SKILL_X + 8, y + 4, label)
             + "</g>"
         )
+    return parts
+
+
+def _right_boxes(right: list[_Node]) -> list[str]:
+    parts = []
     for node in right:
         is_host = node.key.startswith("host:")
         colour = HOST_COLOUR if is_host else TOOL_COLOUR
@@ -186,8 +218,7 @@ def bundle_svg(
                 _text(RIGHT_X + 20, node.y + 20 + 16 * n, _clip(line, 34), size=11, colour=colour)
             )
         parts.append("</g>")
-    parts.append("</svg>")
-    return "\n".join(parts)
+    return parts
 
 
 def bundle_picture(bundle_version) -> str:

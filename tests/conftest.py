@@ -174,3 +174,22 @@ def agents(acme):
         Agent.objects.create(workspace=acme, slug="collections", name="Collections agent"),
         Agent.objects.create(workspace=acme, slug="front-desk", name="Front desk agent"),
     ]
+
+
+@pytest.fixture(autouse=True)
+def every_plan_step_has_its_type():
+    """Every plan any test makes (installs, upgrades, forks, re-slugs, repoints, real
+    skills) is checked against the step types the API's schema describes
+    (pixie.installer.steps): a key the planner adds without its type fails the test."""
+    from django.db.models.signals import post_save
+
+    from catalog.models import Plan
+    from pixie.installer.steps import step_problems
+
+    def check(sender, instance, **kwargs):
+        problems = [p for step in instance.steps or [] for p in step_problems(step)]
+        assert not problems, f"plan #{instance.pk}'s steps: " + "; ".join(problems[:10])
+
+    post_save.connect(check, sender=Plan, dispatch_uid="every_plan_step_has_its_type")
+    yield
+    post_save.disconnect(sender=Plan, dispatch_uid="every_plan_step_has_its_type")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import reversion
 from django.db import IntegrityError, transaction
@@ -22,19 +24,10 @@ from pixie.models import Workspace
 
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
 from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
+from .steps import Step
 
 logger = logging.getLogger(__name__)
 
-APPLY_FAILPOINTS = (
-    "plan.apply.installation",
-    "plan.apply.skills.create",
-    "plan.apply.skills.update",
-    "plan.apply.skills.remove",
-    "plan.apply.egress",
-    "plan.apply.credentials",
-    "plan.apply.agents",
-    "plan.apply.finish",
-)
 
 
 class ApplyRefused(Exception):
@@ -147,102 +140,139 @@ def _bundle_id(plan: Plan) -> int | None:
     return plan.installation.bundle_id if plan.installation_id else None
 
 
-def _of(plan: Plan, *types: str) -> list[dict]:
+def _of(plan: Plan, *types: str) -> list[Step]:
     return [step for step in plan.steps if step["type"] in types]
 
 
-def _apply_steps(plan: Plan) -> None:
-    now = timezone.now()
-    approver = plan.decided_by
-    checkpoint("plan.apply.installation")
-    installation = _installation(plan)
-    touched: set[int] = set()
-    versions = SkillVersion.objects.in_bulk(
-        [s["skill_version_id"] for s in plan.steps if "skill_version_id" in s]
-    )
-    comment = f"Plan #{plan.pk}"
+@dataclass
+class _Applying:
+    """One apply's state: what it writes, phase by phase, and what history then records."""
 
-    checkpoint("plan.apply.skills.create")
+    plan: Plan
+    installation: Installation
+    versions: dict[int, SkillVersion]
+    now: datetime = field(default_factory=timezone.now)
+    touched: set[int] = field(default_factory=set)  # skills written
+    revisions: list[SkillRevision] = field(default_factory=list)
+    rules: list[EgressRule] = field(default_factory=list)
+    requirements: list[CredentialRequirement] = field(default_factory=list)
+    attachments: list[AgentSkill] = field(default_factory=list)
+
+    @property
+    def comment(self) -> str:
+        return f"Plan #{self.plan.pk}"
+
+
+def _apply_steps(plan: Plan) -> None:
+    """The apply's phases in order, each after its fault checkpoint, then its history."""
+    checkpoint("plan.apply.installation")
+    applying = _Applying(
+        plan=plan,
+        installation=_installation(plan),
+        versions=SkillVersion.objects.in_bulk(
+            [s["skill_version_id"] for s in plan.steps if "skill_version_id" in s]
+        ),
+    )
+    for failpoint, phase in PHASES:
+        checkpoint(failpoint)
+        phase(applying)
+    if plan.kind == Plan.Kind.UNINSTALL:
+        Installation.objects.filter(pk=applying.installation.pk).delete()
+    _record(applying)
+
+
+def _create_skills(applying: _Applying) -> None:
+    plan, approver = applying.plan, applying.plan.decided_by
     creates = _of(plan, "skill.create")
     new_skills = WorkspaceSkill.objects.bulk_create(
-        WorkspaceSkill(workspace=plan.workspace, slug=s["slug"], installation=installation)
+        WorkspaceSkill(workspace=plan.workspace, slug=s["slug"], installation=applying.installation)
         for s in creates
     )
     revisions = SkillRevision.objects.bulk_create(
         _revision(
-            skill, 1, versions[s["skill_version_id"]], s["body"], approver, comment, "catalog"
-        )
+            skill, 1, applying.versions[s["skill_version_id"]], s["body"], approver,
+            applying.comment, "catalog",
+        )  # fmt: skip
         for skill, s in zip(new_skills, creates, strict=True)
     )
-    files = revision_files_from_versions(
+    revision_files_from_versions(
         (revision, s["skill_version_id"]) for revision, s in zip(revisions, creates, strict=True)
     )
     for skill, revision in zip(new_skills, revisions, strict=True):
         skill.head = revision
     WorkspaceSkill.objects.bulk_update(new_skills, ["head"])
-    touched |= {skill.pk for skill in new_skills}
+    applying.touched |= {skill.pk for skill in new_skills}
+    applying.revisions += revisions
 
-    checkpoint("plan.apply.skills.update")
+
+def _update_skills(applying: _Applying) -> None:
+    plan = applying.plan
     kept = _of(plan, "skill.update", "skill.fork", "skill.unchanged")
     if plan.kind == Plan.Kind.INSTALL and kept:
         # An earlier install's archived skills come back instead of being duplicated.
         WorkspaceSkill.objects.filter(pk__in=[s["skill_id"] for s in kept]).update(
-            installation=installation, archived_at=None
+            installation=applying.installation, archived_at=None
         )
-        touched |= {s["skill_id"] for s in kept}
+        applying.touched |= {s["skill_id"] for s in kept}
     changes = [
         (s, "merge" if s.get("choice") == "merge" else "catalog")
         for s in _of(plan, "skill.update", "skill.fork")
         if s.get("choice", "take") != "keep"
     ]
-    if changes:
-        top = dict(
-            SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
-            .values("skill_id")
-            .annotate(top=Max("number"))
-            .values_list("skill_id", "top")
-        )
-        updated = SkillRevision.objects.bulk_create(
-            _changed_revision(
-                s, origin, top[s["skill_id"]] + 1, versions[s["skill_version_id"]], approver,
-                comment,
-            )  # fmt: skip
-            for s, origin in changes
-        )
-        pairs = list(zip(updated, changes, strict=True))
-        files += revision_files_from_versions(
-            (revision, s["skill_version_id"])
-            for revision, (s, origin) in pairs
-            if origin == "catalog" or s.get("merged") is None
-        )
-        files += revision_files_from_listing(
-            (revision, s["merged"]["files"])
-            for revision, (s, origin) in pairs
-            if origin == "merge" and s.get("merged") is not None
-        )
-        WorkspaceSkill.objects.bulk_update(
-            [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
-        )
-        touched |= {r.skill_id for r in updated}
-        revisions += updated
+    if not changes:
+        return
+    top = dict(
+        SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
+        .values("skill_id")
+        .annotate(top=Max("number"))
+        .values_list("skill_id", "top")
+    )
+    updated = SkillRevision.objects.bulk_create(
+        _changed_revision(
+            s, origin, top[s["skill_id"]] + 1, applying.versions[s["skill_version_id"]],
+            plan.decided_by, applying.comment,
+        )  # fmt: skip
+        for s, origin in changes
+    )
+    pairs = list(zip(updated, changes, strict=True))
+    revision_files_from_versions(
+        (revision, s["skill_version_id"])
+        for revision, (s, origin) in pairs
+        if origin == "catalog" or s.get("merged") is None
+    )
+    revision_files_from_listing(
+        (revision, s["merged"]["files"])
+        for revision, (s, origin) in pairs
+        if origin == "merge" and s.get("merged") is not None
+    )
+    WorkspaceSkill.objects.bulk_update(
+        [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
+    )
+    applying.touched |= {r.skill_id for r in updated}
+    applying.revisions += updated
 
-    checkpoint("plan.apply.skills.remove")
-    removed = [s["skill_id"] for s in _of(plan, "skill.remove")]
+
+def _remove_skills(applying: _Applying) -> None:
+    removed = [s["skill_id"] for s in _of(applying.plan, "skill.remove")]
     if removed:
         AgentSkill.objects.filter(skill_id__in=removed).delete()
-        WorkspaceSkill.objects.filter(pk__in=removed).update(archived_at=now, installation=None)
-        touched |= set(removed)
+        WorkspaceSkill.objects.filter(pk__in=removed).update(
+            archived_at=applying.now, installation=None
+        )
+        applying.touched |= set(removed)
 
-    checkpoint("plan.apply.egress")
-    rules = EgressRule.objects.bulk_create(
+
+def _apply_egress(applying: _Applying) -> None:
+    plan = applying.plan
+    applying.rules = EgressRule.objects.bulk_create(
         EgressRule(
             workspace=plan.workspace,
             host=s["host"],
             port=s["port"],
             purpose=s["purpose"],
             credential_name=s["credential_name"],
-            approved_by=approver,
-            approved_at=now,
+            approved_by=plan.decided_by,
+            approved_at=applying.now,
             plan=plan,
         )
         for s in _of(plan, "egress.add")
@@ -250,8 +280,10 @@ def _apply_steps(plan: Plan) -> None:
     for s in _of(plan, "egress.remove"):
         EgressRule.objects.filter(workspace=plan.workspace, host=s["host"], port=s["port"]).delete()
 
-    checkpoint("plan.apply.credentials")
-    requirements = CredentialRequirement.objects.bulk_create(
+
+def _apply_credentials(applying: _Applying) -> None:
+    plan = applying.plan
+    applying.requirements = CredentialRequirement.objects.bulk_create(
         CredentialRequirement(
             workspace=plan.workspace, name=s["name"], host=s["host"], purpose=s["purpose"]
         )
@@ -262,26 +294,45 @@ def _apply_steps(plan: Plan) -> None:
     if gone:
         CredentialRequirement.objects.filter(workspace=plan.workspace, name__in=gone).delete()
 
-    checkpoint("plan.apply.agents")
-    attachments = _attach(plan)
 
-    if plan.kind == Plan.Kind.UNINSTALL:
-        Installation.objects.filter(pk=installation.pk).delete()
-    # History names each row by its skill and agent: read those once, not once per row.
-    skills = WorkspaceSkill.objects.in_bulk(touched | {a.skill_id for a in attachments})
+def _attach_agents(applying: _Applying) -> None:
+    applying.attachments = _attach(applying.plan)
+
+
+# The apply's phases, each behind the fault checkpoint the reliability tests fail it at.
+PHASES = (
+    ("plan.apply.skills.create", _create_skills),
+    ("plan.apply.skills.update", _update_skills),
+    ("plan.apply.skills.remove", _remove_skills),
+    ("plan.apply.egress", _apply_egress),
+    ("plan.apply.credentials", _apply_credentials),
+    ("plan.apply.agents", _attach_agents),
+)
+APPLY_FAILPOINTS = (
+    "plan.apply.installation",
+    *(failpoint for failpoint, _ in PHASES),
+    "plan.apply.finish",
+)
+
+
+def _record(applying: _Applying) -> None:
+    """History names each row by its skill and agent: read those once, not once per row."""
+    attachments = applying.attachments
+    skills = WorkspaceSkill.objects.in_bulk(applying.touched | {a.skill_id for a in attachments})
     agents = Agent.objects.in_bulk({a.agent_id for a in attachments})
-    for revision in revisions:
+    for revision in applying.revisions:
         revision.skill = skills[revision.skill_id]
     for attachment in attachments:
         attachment.skill = skills[attachment.skill_id]
         attachment.agent = agents[attachment.agent_id]
+    kept_installation = applying.plan.kind != Plan.Kind.UNINSTALL
     for obj in [
-        *(skills[pk] for pk in touched),
-        *revisions,
-        *rules,
-        *requirements,
+        *(skills[pk] for pk in applying.touched),
+        *applying.revisions,
+        *applying.rules,
+        *applying.requirements,
         *attachments,
-        *([installation] if plan.kind != Plan.Kind.UNINSTALL else []),
+        *([applying.installation] if kept_installation else []),
     ]:
         reversion.add_to_revision(obj)
 

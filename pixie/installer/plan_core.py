@@ -1,8 +1,8 @@
 """Plan computation as a pure function over plain data (no database).
 
 The service reads the workspace into these dataclasses, calls `compute_plan`,
-and stores the steps. Every step is a dict a person can read: a `type`, the
-facts, and a `reason`.
+and stores the steps. Every step is one of the types in `steps` (a TypedDict, so a
+plain dict stored as JSON): a `type`, the facts, and a `reason` a person can read.
 """
 
 from __future__ import annotations
@@ -22,6 +22,21 @@ from catalog.content_diff import (
 )
 from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS, skill_size
 from pixie.namespace import apply_rename, make_slug, parse_mentions
+
+from .steps import (
+    AgentAttach,
+    AgentFollows,
+    AgentHas,
+    AgentOverride,
+    AgentPinned,
+    ApprovalRule,
+    BundleSize,
+    SkillFork,
+    SkillRemove,
+    SkillReslug,
+    SkillReuse,
+    Step,
+)
 
 FORK_CHOICES = ("keep", "take", "merge")
 @dataclass(frozen=True)
@@ -91,7 +106,7 @@ class PlanInputs:
 
 @dataclass
 class PlanDraft:
-    steps: list[dict]
+    steps: list[Step]
     summary: str
     expands_reach: bool
 
@@ -226,11 +241,11 @@ def merge_files(base, mine, new) -> tuple[list[FileInfo], list[dict], list[str]]
     return merged, rows, conflicts
 
 
-def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[dict]]:
+def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[SkillReuse | SkillReslug]]:
     """Where each incoming catalog slug lands in this workspace, and the re-slugs."""
     assert inputs.target is not None
     landing: dict[str, str] = {}
-    renames: list[dict] = []
+    renames: list[SkillReuse | SkillReslug] = []
     incoming = {skill.slug for skill in inputs.target.skills}
     taken = set(inputs.occupied) | {s.slug for s in inputs.installed.values()}
     for skill in inputs.target.skills:
@@ -282,7 +297,7 @@ def _cascade(body: str, landing: dict[str, str]) -> str:
     return body
 
 
-def _skill_steps(inputs: PlanInputs) -> list[dict]:
+def _skill_steps(inputs: PlanInputs) -> list[Step]:
     target = inputs.target
     assert target is not None
     landing, steps = _slug_map(inputs)
@@ -384,7 +399,7 @@ def _sides(skill) -> dict:
     }
 
 
-def _fork_step(inputs, installed, skill, body, base_body, facts) -> dict:
+def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
     """Base (the version the fork came from), yours and new, merged field by field:
     changed on one side only, that side wins; changed alike, that; changed apart, a
     conflict, and then merge is not offered."""
@@ -439,7 +454,7 @@ def _fork_step(inputs, installed, skill, body, base_body, facts) -> dict:
     }
 
 
-def _remove_step(installed: InstalledSkill, reason: str) -> dict:
+def _remove_step(installed: InstalledSkill, reason: str) -> SkillRemove:
     return {
         "type": "skill.remove",
         "slug": installed.slug,
@@ -448,7 +463,7 @@ def _remove_step(installed: InstalledSkill, reason: str) -> dict:
     }
 
 
-def _reach_steps(inputs: PlanInputs) -> list[dict]:
+def _reach_steps(inputs: PlanInputs) -> list[Step]:
     steps = []
     wanted = inputs.target.hosts if inputs.target else ()
     credential_for = {
@@ -509,7 +524,7 @@ def _reach_steps(inputs: PlanInputs) -> list[dict]:
 
 
 def compute_plan(inputs: PlanInputs) -> PlanDraft:
-    steps: list[dict] = []
+    steps: list[Step] = []
     if inputs.kind == "uninstall":
         steps.extend(
             _remove_step(installed, "uninstalling the bundle")
@@ -519,25 +534,38 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
         steps.extend(_skill_steps(inputs))
         steps.append(_bundle_size(inputs))
     steps.extend(_reach_steps(inputs))
+    steps.extend(_approval_steps(inputs, steps))
+    steps.extend(_attach_steps(inputs, steps))
+    steps.extend(_agent_steps(inputs, steps))
+    return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+
+
+def _approval_steps(inputs: PlanInputs, steps: list[Step]) -> list[ApprovalRule]:
+    """The incoming skills' approval rules, each marked new if no installed skill has it."""
+    if not inputs.target:
+        return []
     current_operations = {
         a["operation"]
         for s in (inputs.current.skills if inputs.current else ())
         for a in s.approvals
     }
-    if inputs.target:
-        landing = {s["catalog_slug"]: s["slug"] for s in steps if "catalog_slug" in s}
-        for skill in inputs.target.skills:
-            for approval in skill.approvals:
-                steps.append(
-                    {
-                        "type": "approval.rule",
-                        "skill": landing.get(skill.slug, skill.slug),
-                        "operation": approval["operation"],
-                        "rule": approval["rule"],
-                        "new": approval["operation"] not in current_operations,
-                        "reason": "declared in the skill's frontmatter",
-                    }
-                )
+    landing = {s["catalog_slug"]: s["slug"] for s in steps if "catalog_slug" in s}
+    return [
+        {
+            "type": "approval.rule",
+            "skill": landing.get(skill.slug, skill.slug),
+            "operation": approval["operation"],
+            "rule": approval["rule"],
+            "new": approval["operation"] not in current_operations,
+            "reason": "declared in the skill's frontmatter",
+        }
+        for skill in inputs.target.skills
+        for approval in skill.approvals
+    ]
+
+
+def _attach_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentAttach | AgentHas]:
+    """An install's chosen agents get its skills in bundle order, except those they have."""
     attach = [s["slug"] for s in steps if s["type"] in ("skill.create", "skill.reuse")]
     if inputs.target:
         order = {skill.slug: i for i, skill in enumerate(inputs.target.skills)}
@@ -545,11 +573,12 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
         attach.sort(key=lambda slug: order.get(by_slug.get(slug, slug), 0))
     # Only a reused skill can be on an agent already (a created one does not exist yet).
     reused = {s["slug"]: s["skill_id"] for s in steps if s["type"] == "skill.reuse"}
+    found: list[AgentAttach | AgentHas] = []
     for agent_id, agent_name in inputs.agents if inputs.kind == "install" else ():
         has = inputs.attached.get(agent_id, frozenset())
         already = [slug for slug in attach if reused.get(slug) in has]
         if len(already) < len(attach):
-            steps.append(
+            found.append(
                 {
                     "type": "agent.attach",
                     "agent_id": agent_id,
@@ -560,7 +589,7 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
                 }
             )
         if already:
-            steps.append(
+            found.append(
                 {
                     "type": "agent.has",
                     "agent_id": agent_id,
@@ -570,14 +599,23 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
                     "(position, pin, overrides), not attached again",
                 }
             )
+    return found
+
+
+def _agent_steps(
+    inputs: PlanInputs, steps: list[Step]
+) -> list[AgentOverride | AgentFollows | AgentPinned]:
+    """What the plan means for agents already using a skill it replaces: an override
+    stays, a follower moves, a pin stays put."""
     replaced = {
         s["slug"]
         for s in steps
         if s["type"] == "skill.update" or (s["type"] == "skill.fork" and s["choice"] != "keep")
     }
+    found: list[AgentOverride | AgentFollows | AgentPinned] = []
     for agent_name, slug, number in inputs.overrides:
         if slug in replaced or inputs.kind == "uninstall":
-            steps.append(
+            found.append(
                 {
                     "type": "agent.override",
                     "agent": agent_name,
@@ -589,7 +627,7 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
             )
     for agent_name, slug in inputs.follows:
         if slug in replaced:
-            steps.append(
+            found.append(
                 {
                     "type": "agent.follows",
                     "agent": agent_name,
@@ -599,21 +637,20 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
                 }
             )
     for agent_name, slug, number in inputs.pins:
-        if slug not in replaced:
-            continue
-        steps.append(
-            {
-                "type": "agent.pinned",
-                "agent": agent_name,
-                "slug": slug,
-                "revision": number,
-                "reason": "it keeps its pinned revision; repointing it is a separate decision",
-            }
-        )
-    return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+        if slug in replaced:
+            found.append(
+                {
+                    "type": "agent.pinned",
+                    "agent": agent_name,
+                    "slug": slug,
+                    "revision": number,
+                    "reason": "it keeps its pinned revision; repointing it is a separate decision",
+                }
+            )
+    return found
 
 
-def _bundle_size(inputs: PlanInputs) -> dict:
+def _bundle_size(inputs: PlanInputs) -> BundleSize:
     """The bundle's total against the format's guidance, skill by skill summed."""
     sizes = [(skill.slug, skill_size(skill.body)) for skill in inputs.target.skills]
     over = [slug for slug, size in sizes if size.over_guidance]
@@ -630,7 +667,7 @@ def _bundle_size(inputs: PlanInputs) -> dict:
     }
 
 
-def expands_reach(steps: list[dict]) -> bool:
+def expands_reach(steps: list[Step]) -> bool:
     return any(
         (s["type"] == "egress.add")
         or (s["type"] == "credential.require" and s["new"])
@@ -643,7 +680,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summarize(steps: list[dict]) -> str:
+def summarize(steps: list[Step]) -> str:
     by_type: dict[str, int] = {}
     for step in steps:
         by_type[step["type"]] = by_type.get(step["type"], 0) + 1

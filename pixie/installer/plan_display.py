@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from catalog.diff_display import file_views, side_by_side
 
+from .steps import Step
+
 GROUPS = [
     (
         "skills",
@@ -20,7 +22,7 @@ GROUPS = [
 ]
 
 
-def grouped_steps(steps: list[dict]) -> list[dict]:
+def grouped_steps(steps: list[Step]) -> list[dict]:
     groups = []
     for key, title, types in GROUPS:
         members = [dict(step) for step in steps if step["type"] in types]

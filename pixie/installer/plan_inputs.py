@@ -182,18 +182,59 @@ def read_plan_inputs(
     installed = _installed_skills(workspace, installation, incoming)
     target, installed = _with_files(target, installed)
     mine = {s.skill_id for s in installed.values()}
+    slugs = None if only_slugs is None else only_slugs | incoming
+    occupied, heads = _namespace(workspace, mine, slugs)
+    egress, needed, credentials = _reach(workspace, installation)
+    agents, attached = _chosen_agents(workspace, agent_ids)
+    pins, follows, overrides = _agents_using(mine)
+    inputs = PlanInputs(
+        kind=kind,
+        target=target,
+        current=current,
+        installed=installed,
+        occupied=occupied,
+        egress=egress,
+        needed_by_others=frozenset(needed),
+        credentials=credentials,
+        agents=agents,
+        pins=pins,
+        follows=follows,
+        overrides=overrides,
+        occupants=_occupants(workspace, incoming, mine),
+        fork_choices=fork_choices,
+        attached=_by_agent(attached),
+    )
+    if diffs:
+        inputs = _texts(inputs)
+    reads = {
+        "installation": installation.bundle_version_id if installation else None,
+        "installed": sorted([s.slug, s.head_id] for s in installed.values()),
+        "egress": sorted([h, p, by_plan] for (h, p), by_plan in egress.items()),
+        "credentials": sorted(credentials),
+        "agents": sorted([a, s] for a, s in attached),
+        "_heads": heads,  # reduced to the relevant slugs by the caller
+    }
+    return inputs, reads
 
+
+def _namespace(workspace, mine: set[int], slugs: set[str] | None):
+    """Who holds each slug (tools, and skills not of this installation), and each skill's
+    head; ``slugs`` narrows the read to those."""
     occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
     heads: dict[str, int | None] = {}
     # Unordered: the default ordering joins the workspace to sort 10,000 rows for nothing.
     namespace = WorkspaceSkill.objects.filter(workspace=workspace).order_by()
-    if only_slugs is not None:
-        namespace = namespace.filter(slug__in=only_slugs | incoming)
+    if slugs is not None:
+        namespace = namespace.filter(slug__in=slugs)
     for skill_id, slug, head_id in namespace.values_list("id", "slug", "head_id"):
         heads[slug] = head_id
         if skill_id not in mine:
             occupied[slug] = "skill"
+    return occupied, heads
 
+
+def _occupants(workspace, incoming: set[str], mine: set[int]) -> dict[str, tuple]:
+    """The heads of other skills holding incoming slugs, to reuse one that is identical."""
     occupying = list(
         WorkspaceSkill.objects.filter(
             workspace=workspace, slug__in=incoming, archived_at__isnull=True, head__isnull=False
@@ -209,7 +250,7 @@ def read_plan_inputs(
             revision_id__in=[s.head_id for s in occupying]
         ).values_list("revision_id", "path", "executable", "blob_id"):
             occupant_files.setdefault(revision_id, []).append((path, executable, sha))
-    occupants = {
+    return {
         skill.slug: (
             skill.pk,
             skill.head.name,
@@ -219,6 +260,10 @@ def read_plan_inputs(
         )
         for skill in occupying
     }
+
+
+def _reach(workspace, installation):
+    """The workspace's egress rules, what other installations need, its credentials."""
     egress = {
         (host, port): plan_id is not None
         for host, port, plan_id in EgressRule.objects.filter(workspace=workspace).values_list(
@@ -239,11 +284,33 @@ def read_plan_inputs(
     credentials = dict(
         CredentialRequirement.objects.filter(workspace=workspace).values_list("name", "confirmed")
     )
+    return egress, needed, credentials
+
+
+def _chosen_agents(workspace, agent_ids: list[int]):
+    """The agents an install attaches to, and the skills each has already."""
     agents = tuple(
         Agent.objects.filter(workspace=workspace, pk__in=agent_ids)
         .order_by("name", "pk")
         .values_list("pk", "name")
     )
+    attached = list(
+        AgentSkill.objects.filter(agent_id__in=[a for a, _ in agents])
+        .order_by("agent_id", "position", "pk")
+        .values_list("agent_id", "skill_id")
+    )
+    return agents, attached
+
+
+def _by_agent(attached: list[tuple[int, int]]) -> dict[int, frozenset[int]]:
+    has: dict[int, set[int]] = {}
+    for agent_id, skill_id in attached:
+        has.setdefault(agent_id, set()).add(skill_id)
+    return {agent_id: frozenset(ids) for agent_id, ids in has.items()}
+
+
+def _agents_using(mine: set[int]):
+    """Agents using this installation's skills: pinned, following the latest, overriding."""
     overrides = tuple(
         AgentSkill.objects.filter(skill_id__in=mine, override__isnull=False)
         .order_by("agent__name", "position")
@@ -259,42 +326,7 @@ def read_plan_inputs(
             follows.append((agent_name, slug))
         else:
             pins.append((agent_name, slug, number))
-    attached = list(
-        AgentSkill.objects.filter(agent_id__in=[a for a, _ in agents])
-        .order_by("agent_id", "position", "pk")
-        .values_list("agent_id", "skill_id")
-    )
-    has: dict[int, set[int]] = {}
-    for agent_id, skill_id in attached:
-        has.setdefault(agent_id, set()).add(skill_id)
-    inputs = PlanInputs(
-        kind=kind,
-        target=target,
-        current=current,
-        installed=installed,
-        occupied=occupied,
-        egress=egress,
-        needed_by_others=frozenset(needed),
-        credentials=credentials,
-        agents=agents,
-        pins=tuple(pins),
-        follows=tuple(follows),
-        overrides=overrides,
-        occupants=occupants,
-        fork_choices=fork_choices,
-        attached={agent_id: frozenset(ids) for agent_id, ids in has.items()},
-    )
-    if diffs:
-        inputs = _texts(inputs)
-    reads = {
-        "installation": installation.bundle_version_id if installation else None,
-        "installed": sorted([s.slug, s.head_id] for s in installed.values()),
-        "egress": sorted([h, p, by_plan] for (h, p), by_plan in egress.items()),
-        "credentials": sorted(credentials),
-        "agents": sorted([a, s] for a, s in attached),
-        "_heads": heads,  # reduced to the relevant slugs by the caller
-    }
-    return inputs, reads
+    return tuple(pins), tuple(follows), overrides
 
 
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:

@@ -23,6 +23,7 @@ from pixie.models import Workspace
 from pixie.permissions import require_owner
 
 from .plan_state import TRANSIENT_ERRORS, plan_mark_failed
+from .steps import RepointMove, RepointStay
 
 CHUNK = 2000  # rows per transaction: a commit per chunk is most of its fixed cost
 MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}
@@ -51,7 +52,7 @@ def repoint_backlog(*, workspace, installation=None) -> dict:
     return {"attachments": counts["attachments"] or 0, "agents": counts["agents"] or 0}
 
 
-def repoint_steps(workspace, agent_ids=None, installation=None) -> list[dict]:
+def repoint_steps(workspace, agent_ids=None, installation=None) -> list[RepointMove | RepointStay]:
     groups = (
         pins_behind(workspace, agent_ids, installation)
         .values(
@@ -66,7 +67,7 @@ def repoint_steps(workspace, agent_ids=None, installation=None) -> list[dict]:
         .annotate(count=Count("id"), agents=Count("agent", distinct=True))
         .order_by("skill__slug", "pinned_revision__number")
     )
-    steps = []
+    steps: list[RepointMove | RepointStay] = []
     for group in groups:
         common = {
             "slug": group["skill__slug"],

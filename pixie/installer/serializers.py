@@ -7,6 +7,7 @@ from pixie.api import StrictSerializer
 
 from .plan_core import FORK_CHOICES
 from .repoint import progress_of
+from .steps import Step
 
 
 class PlanRequestSerializer(StrictSerializer):
@@ -40,6 +41,7 @@ class PlanSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
     progress = serializers.SerializerMethodField()
+    steps = serializers.SerializerMethodField()
 
     class Meta:
         model = Plan
@@ -61,6 +63,10 @@ class PlanSerializer(serializers.ModelSerializer):
             "decided_at",
             "finished_at",
         ]
+
+    def get_steps(self, plan) -> list[Step]:
+        """Every effect of the plan, one step each, of the types in pixie.installer.steps."""
+        return plan.steps
 
     def get_progress(self, plan) -> dict | None:
         return progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None

@@ -14,7 +14,7 @@ from agents.services import turn_finish, turn_start
 from catalog.models import FileBlob, RevisionFile, SkillRevision, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from pixie.installer.plans import plan_create
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 AR = ["ar-ground-rules", "invoice-chase", "take-payment", "apply-credit-note"]

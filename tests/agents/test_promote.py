@@ -14,7 +14,7 @@ from catalog.services.workspace_skills import skill_create, skill_edit
 from pixie.errors import PermissionRefused, ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.factories import make_workspace
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 

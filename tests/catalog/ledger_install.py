@@ -10,7 +10,7 @@ from django.core.management import call_command
 from catalog.models import BundleVersion, WorkspaceSkill
 from tests.catalog.skill_folders import LEDGER_EXPORT_INTRO, bundle_folder, ledger_export_skill
 from tests.catalog.skill_folders import long_body as _long_body
-from tests.plans.flow import install
+from tests.installer.flow import install
 
 # Prose only: until code spans stop counting as mentions, no `@` sits inside code here.
 PLAIN_INTRO = (

@@ -189,7 +189,7 @@ def test_files_and_zip_run_the_same_queries_whatever_the_size(
 
 @pytest.fixture
 def installed(ledger, django_capture_on_commit_callbacks):
-    from tests.plans.flow import install
+    from tests.installer.flow import install
 
     owner, member, stranger = make_user("owen"), make_user("mia"), make_user("sam")
     workspace = make_workspace("acme", owner=owner, members=[member])
@@ -245,7 +245,7 @@ def test_a_locally_edited_skill_serves_its_rendered_skill_md(installed):
 def test_the_workspace_skill_list_runs_bounded_queries(
     api, tmp_path, django_capture_on_commit_callbacks, django_assert_max_num_queries
 ):
-    from tests.plans.flow import install
+    from tests.installer.flow import install
 
     load(many_skills_bundle(tmp_path / "many", 20))
     owner = make_user("owen")

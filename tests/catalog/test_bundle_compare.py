@@ -9,7 +9,7 @@ from catalog.models import Bundle, Publisher
 from tests.catalog.skill_folders import write
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
-from tests.plans.test_plan_files import ledger_bundle, publish
+from tests.installer.test_plan_files import ledger_bundle, publish
 
 pytestmark = pytest.mark.django_db
 

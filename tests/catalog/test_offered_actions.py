@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from tests.clients import admin_for
-from tests.plans.flow import install
+from tests.installer.flow import install
 
 pytestmark = pytest.mark.django_db
 

@@ -317,7 +317,7 @@ def test_an_installed_skill_carries_its_files_and_a_local_edit_keeps_them(
 ):
     from catalog.models import BundleVersion, RevisionFile, WorkspaceSkill
     from catalog.services.workspace_skills import skill_edit
-    from tests.plans.flow import install
+    from tests.installer.flow import install
 
     load(bundle, "--publish")
     version = BundleVersion.objects.get(bundle__slug="ledger-tools")
@@ -342,7 +342,7 @@ def test_a_local_skill_with_the_same_prose_but_other_files_is_not_reused(
 ):
     from catalog.models import BundleVersion, Plan
     from pixie.installer.plans import plan_create
-    from tests.plans.flow import install
+    from tests.installer.flow import install
 
     load(bundle, "--publish")
     other = bundle_folder(tmp_path / "ledger-kit", slug="ledger-kit")

@@ -15,8 +15,8 @@ from catalog.services.workspace_skills import skill_edit
 from tests.catalog.skill_folders import write
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
-from tests.plans.flow import approve_and_apply, install
-from tests.plans.test_plan_files import ledger_bundle, publish, upgrade
+from tests.installer.flow import approve_and_apply, install
+from tests.installer.test_plan_files import ledger_bundle, publish, upgrade
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from catalog.models import FileBlob, Plan, RevisionFile, SkillFile, SkillRevisio
 from pixie.installer.plans import plan_create
 from tests.catalog.ledger_install import install_ledger_tools
 from tests.catalog.skill_folders import png_bytes, tree
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 ROOT = Path(__file__).resolve().parents[2]
 

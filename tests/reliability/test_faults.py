@@ -24,7 +24,7 @@ from catalog.models import Installation, Plan
 from pixie.installer.plan_apply import APPLY_FAILPOINTS
 from pixie.installer.plans import plan_approve, plan_create
 from pixie.installer.repoint import repoint_create
-from tests.plans.digest import workspace_digest
+from tests.installer.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]

@@ -18,7 +18,7 @@ from pixie.installer.repoint import repoint_create
 from pixie.installer.run import plan_run
 from pixie.models import Workspace
 from tests.factories import make_workspace
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
 ROUNDS = 100 if os.environ.get("PIXIE_HEAVY") == "1" else 3

@@ -45,7 +45,7 @@ from egress.models import CredentialRequirement, EgressRule
 from pixie.models import Membership, Workspace
 from tests.catalog.skill_folders import bundle_folder
 from tests.factories import make_user
-from tests.plans.flow import install
+from tests.installer.flow import install
 from tests.reliability.urls import all_patterns, all_views, fill
 from tests.reliability.world import build_world
 

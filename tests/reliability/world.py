@@ -20,7 +20,7 @@ from pixie.permissions import OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import Message
-from tests.plans.flow import install
+from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
 
 ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "operator", "superuser"]

@@ -18,7 +18,7 @@ from catalog.services.workspace_skills import skill_edit
 from pixie.errors import ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import SECTION, TITLES, ledger_export_skill, png_bytes, write
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 

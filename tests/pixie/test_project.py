@@ -17,7 +17,7 @@ from agents.models import Agent
 from catalog.models import BundleVersion, SkillVersion, Status, Tool
 from pixie.models import Membership, Workspace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUR_APPS = ["pixie", "catalog", "agents", "egress"]
 
 

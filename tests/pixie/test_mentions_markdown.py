@@ -14,7 +14,7 @@ from pixie.namespace import (
     mention_set,
     parse_mentions,
 )
-from tests.core.test_namespace import reference_mention_spans
+from tests.pixie.test_namespace import reference_mention_spans
 
 COMMONMARK = MarkdownIt("commonmark")
 MARKER = 0xE000  # private-use characters: structurally inert, like "@" outside HTML

@@ -9,7 +9,7 @@ from catalog.services import bundle_version_publish
 from catalog.services.workspace_skills import skill_edit
 from pixie.installer.plans import plan_create
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
-from tests.plans.flow import install
+from tests.installer.flow import install
 
 pytestmark = pytest.mark.django_db
 

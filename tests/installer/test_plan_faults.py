@@ -6,8 +6,8 @@ from catalog.models import Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
 from pixie.installer.plan_apply import APPLY_FAILPOINTS, plan_apply
 from pixie.installer.plans import plan_create
-from tests.plans.digest import workspace_digest
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.digest import workspace_digest
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 

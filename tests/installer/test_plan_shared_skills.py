@@ -5,9 +5,9 @@ import pytest
 
 from agents.models import AgentSkill
 from catalog.models import Plan, WorkspaceSkill
-from tests.plans.digest import workspace_digest
-from tests.plans.test_plan_api import approve, client_for, create_plan
-from tests.plans.test_plan_pages import browser, review_url
+from tests.installer.digest import workspace_digest
+from tests.installer.test_plan_api import approve, client_for, create_plan
+from tests.installer.test_plan_pages import browser, review_url
 
 pytestmark = pytest.mark.django_db
 

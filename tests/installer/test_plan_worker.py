@@ -8,7 +8,7 @@ import pytest
 from catalog.models import Installation, Plan
 from pixie.celery import app as celery_app
 from pixie.installer.plans import plan_approve, plan_create
-from tests.plans.digest import workspace_digest
+from tests.installer.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]

@@ -9,7 +9,7 @@ from catalog.services.workspace_skills import skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.errors import PermissionRefused, StateError, ValidationFailed
 from pixie.installer.plans import plan_create
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 

@@ -67,7 +67,7 @@ def test_two_plans_for_one_installation_one_applies_the_other_is_stale(
     acme, owner, demo_catalog, django_capture_on_commit_callbacks
 ):
     from pixie.installer.run import plan_run
-    from tests.plans.flow import install
+    from tests.installer.flow import install
 
     install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
     upgrade = plan_create(

@@ -13,7 +13,7 @@ from pixie.errors import PermissionRefused, ValidationFailed
 from pixie.installer import repoint as repoint_module
 from pixie.installer.plans import plan_create
 from pixie.installer.repoint import repoint_backlog, repoint_create
-from tests.plans.flow import approve_and_apply, install
+from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from catalog.models import Plan, WorkspaceSkill
 from egress.models import CredentialRequirement
 from pixie.installer.plans import plan_create
 from tests.factories import make_user, make_workspace
-from tests.plans.flow import install
+from tests.installer.flow import install
 
 pytestmark = pytest.mark.django_db
 
