@@ -197,7 +197,7 @@ class SkillVersionAdmin(ReadOnlyHistoryAdmin):
             extra["skill_files"] = [skill_display(version)]
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
-    @admin.action(description="Publish selected skill versions")
+    @admin.action(description="Publish selected skill versions", permissions=["change"])
     def publish(self, request, queryset):
         run_service(
             self,
@@ -429,7 +429,7 @@ class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryA
             return False
         return super().has_delete_permission(request, obj)
 
-    @admin.action(description="Publish selected bundle versions")
+    @admin.action(description="Publish selected bundle versions", permissions=["change"])
     def publish(self, request, queryset):
         run_service(
             self,
@@ -439,7 +439,9 @@ class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryA
             "Published",
         )
 
-    @admin.action(description="Yank selected bundle versions (give a reason)")
+    @admin.action(
+        description="Yank selected bundle versions (give a reason)", permissions=["change"]
+    )
     def yank(self, request, queryset):
         reason = request.POST.get("reason", "")
         run_service(

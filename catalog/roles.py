@@ -1,13 +1,16 @@
-"""The named group ``operators``: what an operator who is not a superuser may do.
+"""The named groups ``operators`` and ``auditors``: what each may do in the catalog.
 
-Operators publish and review the catalog, so the group holds the catalog's model
-permissions (and may look at the tool registry). It is kept in step after every
-migrate, so a fresh install has it and a new catalog model joins it.
+Operators publish and review the catalog, so their group holds the catalog's model
+permissions (and may look at the tool registry). Auditors read and change nothing, so
+theirs holds only the permissions to view the same models; every workspace's data they
+read through the workspace admin's scoping (pixie.permissions.sees_every_workspace).
+Both are kept in step after every migrate, so a fresh install has them and a new catalog
+model joins them.
 """
 
 from django.contrib.auth.models import Group, Permission
 
-from pixie.permissions import OPERATORS_GROUP
+from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 
 CATALOG_MODELS = [
     "publisher", "skillpackage", "skillversion", "bundle", "bundleversion",
@@ -26,6 +29,19 @@ def operators_group_ensure() -> Group:
     return group
 
 
+def auditors_group_ensure() -> Group:
+    group, _ = Group.objects.get_or_create(name=AUDITORS_GROUP)
+    group.permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="catalog",
+            content_type__model__in=[*CATALOG_MODELS, "tool"],
+            codename__startswith="view_",
+        )
+    )
+    return group
+
+
 def operators_group_after_migrate(sender, **kwargs):
     # Permissions are created by auth's own post_migrate handler, which runs first.
     operators_group_ensure()
+    auditors_group_ensure()

@@ -12,7 +12,7 @@ from django.db.models import (
 )
 from django.http import Http404
 
-from pixie.permissions import any_membership_q, member_q, operator_q
+from pixie.permissions import any_membership_q, auditor_q, member_q, operator_q
 
 from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, FileBlob, SkillFile, Status
 from .skill_content import is_text
@@ -27,7 +27,7 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
     """The bundle versions a user may see: the one rule every list, page, download and
     plan form asks.
 
-    Operators see every version. Anyone else sees the versions approved for the
+    Operators and auditors see every version. Anyone else sees the versions approved for the
     catalog (yanked included), provided they belong to a workspace, and every
     version a workspace they belong to published (drafts, pending and refused ones
     included). A login of no workspace sees none. One query, with the rest of it:
@@ -40,6 +40,7 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
         return versions
     return versions.filter(
         operator_q(user)
+        | auditor_q(user)
         | (IN_CATALOG & any_membership_q(user))
         | member_q(user, workspace_field=PUBLISHING_WORKSPACE)
     )

@@ -1,8 +1,8 @@
 """Object-level permissions for workspace data in the admin.
 
-Superusers see everything. Any other user sees only the rows of workspaces
-they belong to, read-only: changes go through services and their own pages
-(plans, imports), which check the owner role themselves.
+Superusers and auditors see every workspace's rows. Any other user sees only the
+rows of workspaces they belong to, read-only: changes go through services and their
+own pages (plans, imports), which check the owner role themselves.
 """
 
 from django.contrib import admin
@@ -10,7 +10,7 @@ from django.http import Http404
 
 from .admin_history import ReadOnlyHistoryAdmin
 from .models import Membership, Workspace
-from .permissions import role_in
+from .permissions import role_in, sees_every_workspace
 
 
 def member_workspace_ids(user) -> list[int]:
@@ -55,7 +55,7 @@ class MemberWorkspaceFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         workspaces = Workspace.objects.order_by("name")
-        if not request.user.is_superuser:
+        if not sees_every_workspace(request.user):
             workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
         return [(workspace.slug, workspace.name) for workspace in workspaces]
 
@@ -71,14 +71,14 @@ class WorkspaceScopedAdmin(ReadOnlyHistoryAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        if request.user.is_superuser:
+        if sees_every_workspace(request.user):
             return queryset
         return queryset.filter(
             **{f"{self.workspace_field}__in": member_workspace_ids(request.user)}
         )
 
     def has_view_permission(self, request, obj=None):
-        if request.user.is_superuser:
+        if sees_every_workspace(request.user):
             return True
         return bool(request.user.is_active and member_workspace_ids(request.user))
 

@@ -2,7 +2,8 @@
 
 A workspace's data is visible only to its members (others get 404, so ids of
 other workspaces reveal nothing); changing it needs the owner role. Operators
-(superusers and the group ``operators``) curate the catalog.
+(superusers and the group ``operators``) curate the catalog. Auditors (the group
+``auditors``) read everything, the catalog and every workspace, and change nothing.
 """
 
 from django.contrib.auth.models import Group
@@ -64,12 +65,37 @@ def is_operator(user) -> bool:
     return cached
 
 
+AUDITORS_GROUP = "auditors"
+
+
+def is_auditor(user) -> bool:
+    """A member of the group ``auditors``: reads everything, changes nothing (one query,
+    kept on the user)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    cached = getattr(user, "_pixie_is_auditor", None)
+    if cached is None:
+        cached = user.groups.filter(name=AUDITORS_GROUP).exists()
+        user._pixie_is_auditor = cached
+    return cached
+
+
+def sees_every_workspace(user) -> bool:
+    """Superusers and auditors read every workspace's data; anyone else, their own."""
+    return bool(user.is_active and user.is_superuser) or is_auditor(user)
+
+
 def operator_q(user) -> Q:
     """is_operator as a condition inside another query, for reads that must stay one query.
     The user must be an active, authenticated one."""
     if user.is_superuser:
         return Q(pk__isnull=False)
     return Q(Exists(Group.objects.filter(name=OPERATORS_GROUP, user=user.pk)))
+
+
+def auditor_q(user) -> Q:
+    """is_auditor as a condition inside another query (an active, authenticated user)."""
+    return Q(Exists(Group.objects.filter(name=AUDITORS_GROUP, user=user.pk)))
 
 
 def member_q(user, *, workspace_field: str) -> Q:

@@ -25,6 +25,7 @@ from pixie.admin_scoping import (
 )
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
+from pixie.permissions import sees_every_workspace
 
 from . import crypto
 from . import services as svc
@@ -225,7 +226,7 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
         chosen = request.GET.get("workspace")
         if chosen:
             workspaces = Workspace.objects.filter(slug=chosen)
-            if not request.user.is_superuser:
+            if not sees_every_workspace(request.user):
                 workspaces = workspaces.filter(id__in=member_workspace_ids(request.user))
         return svc.inbox_states(workspaces=list(workspaces.order_by("name")[:INBOX_STATES_SHOWN]))
 

@@ -74,7 +74,7 @@ def catalog_of_many(operator):
         workspace=workspace, bundle=big.bundle, bundle_version=big, installed_by=operator
     )
     _contacts_and_messages(workspace, operator)
-    Group.objects.create(name="auditors")
+    Group.objects.get_or_create(name="auditors")
     Token.objects.create(user=operator)
     return {"big": big, "workspace": workspace, "agent": agent}
 

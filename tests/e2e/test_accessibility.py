@@ -28,12 +28,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
 THEMES = ("light", "dark")
-ROLES = ["owner", "operator", "member", "superuser"]
+ROLES = ["owner", "operator", "member", "auditor", "superuser"]
 # role -> the themes its pages are read in, by default
 DEFAULT_THEMES = {
     "owner": THEMES,
     "operator": THEMES,
     "member": ("light",),
+    "auditor": ("dark",),  # the read-only catalog and workspace pages, in the other theme
     "superuser": ("light",),
 }
 SERIOUS = {"serious", "critical"}

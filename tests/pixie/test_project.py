@@ -72,6 +72,42 @@ def test_the_demo_operator_reviews_the_catalog_without_being_a_superuser(demo_en
 
 
 @pytest.mark.django_db
+def test_the_demo_auditor_reads_the_catalog_and_every_workspace_and_changes_nothing(
+    demo_env, capsys, client
+):
+    call_command("demo")
+    password = re.search(r"^\s+auditor\s+(\S+)$", capsys.readouterr().out, re.M).group(1)
+    auditor = get_user_model().objects.get(username="auditor")
+    assert not auditor.is_superuser
+    assert not Membership.objects.filter(user=auditor).exists()
+    assert client.login(username="auditor", password=password)
+    acme = Workspace.objects.get(slug="acme")
+    version = BundleVersion.objects.get(bundle__slug="accounts-receivable", version="2.2.0")
+    for url in [
+        reverse("admin:catalog_bundleversion_changelist"),
+        reverse("admin:catalog_bundleversion_change", args=[version.pk]),
+        reverse("admin:pixie_workspace_change", args=[acme.pk]),
+        reverse("admin:pixie_workspace_dashboard", args=[acme.pk]),
+        reverse("admin:agents_agent_changelist") + "?workspace=acme",
+    ]:
+        assert client.get(url).status_code == 200, url
+    page = client.get(reverse("admin:catalog_bundleversion_change", args=[version.pk]))
+    assert b'name="_save"' not in page.content  # a view, not a form
+    before = _all_counts()
+    for url in [
+        reverse("admin:catalog_bundleversion_add"),
+        reverse("admin:pixie_workspace_add"),
+        reverse("admin:catalog_bundleversion_review"),
+    ]:
+        assert client.get(url).status_code == 403, url
+    change = reverse("admin:pixie_workspace_change", args=[acme.pk])
+    assert client.post(change, {"name": "Taken over", "slug": "acme"}).status_code == 403
+    assert _all_counts() == before
+    acme.refresh_from_db()
+    assert acme.name == "Acme Ltd"
+
+
+@pytest.mark.django_db
 def test_running_demo_again_changes_nothing_and_prints_the_same_logins(demo_env, capsys):
     call_command("demo")
     first = capsys.readouterr().out

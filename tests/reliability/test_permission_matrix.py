@@ -29,37 +29,61 @@ def _row(**statuses):
 
 
 ADMIN_KINDS = {
-    "any_staff": _row(stranger=200, member=200, owner=200, staff=200, operator=200, superuser=200),
+    "any_staff": _row(
+        stranger=200, member=200, owner=200, staff=200, operator=200, auditor=200, superuser=200
+    ),
     # Operators (superusers, and the group operators with the catalog's permissions) meet
     # the operator pages' own limits (no adding tools, no deleting what is published), so
     # only "no server error" is asked of them here.
-    "operator": _row(stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None),
+    "operator": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=403,
+        superuser=None,
+    ),
+    # The catalog's lists, pages and history: auditors (the group's view permissions) read them.
+    "catalog_read": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=200,
+        superuser=None,
+    ),
     "reversion": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=None
+        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=None,
+        superuser=None,
     ),
     # The review queue and its forms: operators only, by role, whatever the model permissions.
     "operator_page": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=200, superuser=200
+        stranger=403, member=403, owner=403, staff=403, operator=200, auditor=403, superuser=200
     ),
     "operator_post": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=405, superuser=405
+        stranger=403, member=403, owner=403, staff=403, operator=405, auditor=403, superuser=405
     ),
-    "ws_list": _row(stranger=200, member=200, owner=200, staff=403, operator=403, superuser=200),
-    "ws_object": _row(stranger=404, member=200, owner=200, staff=403, operator=403, superuser=200),
-    "ws_write": _row(stranger=403, member=403, owner=403, staff=403, operator=403, superuser=None),
+    # A workspace's lists and objects: its members, and whoever reads every workspace
+    # (auditors, superusers).
+    "ws_list": _row(
+        stranger=200, member=200, owner=200, staff=403, operator=403, auditor=200, superuser=200
+    ),
+    "ws_object": _row(
+        stranger=404, member=200, owner=200, staff=403, operator=403, auditor=200, superuser=200
+    ),
+    "ws_write": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=403, auditor=403,
+        superuser=None,
+    ),
     # Every page of a workspace's object, one rule (pixie.admin_pages.WorkspacePages): whoever
-    # may read the object (its members; superusers) reads the page, and anyone else meets a
-    # 404. A page that acts shows a reader why only an owner may, instead of its form.
+    # may read the object (its members; auditors and superusers) reads the page, and anyone
+    # else meets a 404. A page that acts shows a reader why only an owner may, instead of
+    # its form.
     "workspace_page": _row(
-        stranger=404, member=200, owner=200, staff=404, operator=404, superuser=200
+        stranger=404, member=200, owner=200, staff=404, operator=404, auditor=200, superuser=200
     ),
-    "post_only": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
-    "redirect": _row(stranger=302, member=302, owner=302, staff=302, operator=302, superuser=302),
-    "summary": _row(stranger=404, member=302, owner=302, staff=404, operator=404, superuser=302),
+    "post_only": _row(**{r: 405 for r in ROLES if r not in NOBODY}),
+    "redirect": _row(**{r: 302 for r in ROLES if r not in NOBODY}),
+    "summary": _row(
+        stranger=404, member=302, owner=302, staff=404, operator=404, auditor=302, superuser=302
+    ),
     "login": {**{r: 302 for r in ROLES}, "anonymous": 200, "inactive": 200},
-    "logout": _row(stranger=405, member=405, owner=405, staff=405, operator=405, superuser=405),
+    "logout": _row(**{r: 405 for r in ROLES if r not in NOBODY}),
     "autocomplete": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, superuser=403
+        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=403,
+        superuser=403,
     ),
 }
 ADMIN_NAMED = {
@@ -105,6 +129,11 @@ ADMIN_NAMED = {
     "catalog_bundleversion_refuse": "operator_post",
     "catalog_publisher_trust": "operator_post",
 }
+# What auditors read of the operators' models (catalog.roles.auditors_group_ensure).
+AUDITED_MODELS = {
+    "catalog.publisher", "catalog.tool", "catalog.skillpackage", "catalog.skillversion",
+    "catalog.bundle", "catalog.bundleversion",
+}  # fmt: skip
 OPERATOR_MODELS = {
     "auth.group", "auth.user", "authtoken.tokenproxy", "catalog.publisher", "catalog.tool",
     "catalog.skillpackage", "catalog.skillversion", "catalog.bundle", "catalog.bundleversion",
@@ -124,7 +153,8 @@ def admin_kind(route: str, name: str | None) -> str | None:
     label = f"{match['app']}.{match['model']}"
     view = match["view"]
     if label in OPERATOR_MODELS:
-        return "operator"
+        reads = view in ("changelist", "change", "history", "revision", "compare")
+        return "catalog_read" if label in AUDITED_MODELS and reads else "operator"
     if view in ("recoverlist", "recover"):
         return "reversion"
     if view == "revision":  # one version in an object's history
@@ -196,8 +226,10 @@ def test_admin_pages_allow_and_deny_as_expected(world):
 
 # The API: tokens for everyone who has one (an inactive user's token is refused).
 
+# A workspace's endpoints are its members' (superusers and auditors read every workspace in
+# the admin, not through a member's API).
 API_READ = {"anonymous": 401, "inactive": 401, "stranger": 404, "member": 200, "owner": 200,
-            "staff": 404, "operator": 404, "superuser": 404}  # fmt: skip
+            "staff": 404, "operator": 404, "auditor": 404, "superuser": 404}  # fmt: skip
 API_OWNER = {**API_READ, "member": 403, "owner": OK}
 API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 # The catalog is what a workspace sees: a staff login of no workspace, not an operator,
@@ -457,7 +489,7 @@ ACTING_PAGES = {
 }
 
 
-@pytest.mark.parametrize("role", ["member", "superuser"])
+@pytest.mark.parametrize("role", ["member", "auditor", "superuser"])
 def test_a_workspace_page_that_acts_tells_a_reader_why_not_and_changes_nothing(role, world):
     routes = {name: route for route, name in all_patterns() if name in ACTING_PAGES}
     assert set(routes) == set(ACTING_PAGES)

@@ -16,14 +16,17 @@ from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plans import plan_create
 from pixie.models import Membership, Workspace
-from pixie.permissions import OPERATORS_GROUP
+from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import Message
 from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
 
-ROLES = ["anonymous", "inactive", "stranger", "member", "owner", "staff", "operator", "superuser"]
+ROLES = [
+    "anonymous", "inactive", "stranger", "member", "owner", "staff", "operator", "auditor",
+    "superuser",
+]  # fmt: skip
 
 
 @dataclass
@@ -45,6 +48,9 @@ def build_world(demo_catalog, capture) -> World:
         # An operator who is not a superuser: staff, in the group operators (which holds
         # the catalog's model permissions), member of no workspace.
         "operator": User.objects.create_user("opal", password="pw-operator-1", is_staff=True),
+        # An auditor: staff, in the group auditors (views of the catalog's models), member
+        # of no workspace; reads every workspace through the admin's scoping.
+        "auditor": User.objects.create_user("aud", password="pw-auditor-1", is_staff=True),
         "superuser": User.objects.create_superuser("sue", password="pw-super-1"),
     }
     acme = Workspace.objects.create(slug="acme", name="Acme")
@@ -81,6 +87,7 @@ def build_world(demo_catalog, capture) -> World:
     message_deliver(message_pk=sent.pk, final_attempt=True)
     received = Message.objects.get(workspace=acme, direction=Message.Direction.INCOMING)
     users["operator"].groups.add(operators_group())
+    users["auditor"].groups.add(Group.objects.get(name=AUDITORS_GROUP))
     # Globex promotes an assembly of its own: published, awaiting an operator's review.
     briefer = Agent.objects.create(workspace=globex, slug="briefer", name="Briefer")
     agent_skill_attach(agent=briefer, skill=theirs, actor=users["stranger"])
@@ -96,7 +103,7 @@ def build_world(demo_catalog, capture) -> World:
         actor=owner,
     )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
-    Group.objects.create(name="auditors")
+    Group.objects.get_or_create(name="auditors")
     with reversion.create_revision():  # history for the pages that show it
         for obj in (acme, agent, turn):
             obj.save()

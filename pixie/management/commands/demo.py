@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Agent
 from catalog.bundle_files import read_bundle_folder
-from catalog.roles import operators_group_ensure
+from catalog.roles import auditors_group_ensure, operators_group_ensure
 from catalog.services import bundle_load
 from catalog.validators import version_key
 from pixie.audit import audited
@@ -27,6 +27,7 @@ DEMO_USERS = [
     ("operator", "PIXIE_OPERATOR_PASSWORD", False, None),
     ("owner", "PIXIE_OWNER_PASSWORD", False, Membership.Role.OWNER),
     ("member", "PIXIE_MEMBER_PASSWORD", False, Membership.Role.MEMBER),
+    ("auditor", "PIXIE_AUDITOR_PASSWORD", False, None),
 ]
 DEMO_AGENTS = [
     ("collections", "Collections agent", "You chase overdue invoices for Acme Ltd, politely."),
@@ -59,6 +60,7 @@ class Command(BaseCommand):
         logins_file.chmod(0o600)
 
         users["operator"].groups.add(operators_group_ensure())
+        users["auditor"].groups.add(auditors_group_ensure())
         admin = users["admin"]
         try:
             for folder in demo_folders():
