@@ -66,8 +66,9 @@ class SkillUnchanged(TypedDict):
     reason: str
 
 
-class SkillUpdate(TypedDict):
-    type: Literal["skill.update"]
+class _SkillChange(TypedDict):
+    """What an update and a fork both say: the installed skill, the incoming version."""
+
     slug: str
     catalog_slug: str
     position: int
@@ -80,29 +81,21 @@ class SkillUpdate(TypedDict):
     body: str
     size: SizeFacts
     files: list[FileChange]
-    old_body: str
-    body_diff: list[str]
-    frontmatter_diff: list[str]
     reason: str
 
 
-class SkillFork(TypedDict):
+class SkillUpdate(_SkillChange):
+    type: Literal["skill.update"]
+    old_body: str
+    body_diff: list[str]
+    frontmatter_diff: list[str]
+
+
+class SkillFork(_SkillChange):
     """A skill edited here since it came from the bundle: base, yours and new, the merge
     where there is no conflict, and the owner's choice (keep, take or merge)."""
 
     type: Literal["skill.fork"]
-    slug: str
-    catalog_slug: str
-    position: int
-    skill_id: int
-    head_id: int
-    from_version: str | None
-    to_version: str
-    skill_version_id: int
-    name: str
-    body: str
-    size: SizeFacts
-    files: list[FileChange]
     base_body: str
     mine_body: str
     merged_body: str | None
@@ -115,7 +108,6 @@ class SkillFork(TypedDict):
     merged_size: SizeFacts | None
     choices: list[Literal["keep", "take", "merge"]]
     choice: Literal["keep", "take", "merge"]
-    reason: str
 
 
 class SkillRemove(TypedDict):
