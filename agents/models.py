@@ -32,6 +32,9 @@ class Agent(models.Model):
 class AgentSkill(models.Model):
     """One skill given to one agent: ordered, pinned or following the latest, switchable."""
 
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "agent__workspace"
+
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="agent_skills")
     skill = models.ForeignKey(
         "catalog.WorkspaceSkill", on_delete=models.PROTECT, related_name="agent_skills"
@@ -69,6 +72,9 @@ class AgentSkill(models.Model):
 class AgentSkillOverride(models.Model):
     """One immutable revision of an agent's own body for an attached skill."""
 
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "agent_skill__agent__workspace"
+
     agent_skill = models.ForeignKey(
         AgentSkill, on_delete=models.CASCADE, related_name="override_revisions"
     )
@@ -92,6 +98,9 @@ class AgentSkillOverride(models.Model):
 
 
 class Turn(models.Model):
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "agent__workspace"
+
     class Outcome(models.TextChoices):
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
@@ -112,6 +121,9 @@ class Turn(models.Model):
 
 class TurnSkill(models.Model):
     """The exact revision a turn used; it keeps that revision alive forever."""
+
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "turn__agent__workspace"
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="turn_skills")
     revision = models.ForeignKey(

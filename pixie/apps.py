@@ -10,7 +10,12 @@ class PixieConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from reversion.signals import post_revision_commit
+
         from . import checks  # noqa: F401  (registers pixie.W001 and pixie.W002)
+        from .audit import record_entry
+
+        post_revision_commit.connect(record_entry, dispatch_uid="pixie-audit-entry")
 
         connection_created.connect(sqlite_real_parameter_limit, dispatch_uid="pixie-sqlite-limit")
 

@@ -3,12 +3,20 @@
 Every service that changes state runs inside `audited(...)`, so history records
 the user and a comment whether the change came from the admin, the API, a
 management command or a task. Blocks nest: an inner one joins the outer one.
+
+Each revision also gets an AuditEntry when it is saved (``record_entry``): the workspace
+it changed, the path it came through, the plan it belongs to.
 """
 
+import json
+import re
 from contextlib import contextmanager
 
 import reversion
 from django.db import transaction
+
+from .logs import request_id_var, request_path_var, task_id_var
+from .models import AuditEntry, Workspace
 
 
 @contextmanager
@@ -20,3 +28,72 @@ def audited(*, actor, comment: str):
         # A nested block adds to the story instead of replacing it.
         reversion.set_comment(f"{outer_comment}; {comment}" if outer_comment else comment)
         yield
+
+
+# --- what each revision changed, and how it came ------------------------------------
+
+PLAN_IN_COMMENT = re.compile(r"\bplan #(\d+)", re.IGNORECASE)
+
+
+def channel() -> str:
+    """The path the current write came through: a task (eager or on a worker), an API or
+    admin request, or else a command (manage.py, a shell)."""
+    if task_id_var.get():
+        return AuditEntry.Channel.TASK
+    if request_id_var.get():
+        path = request_path_var.get()
+        if path.startswith("/api/"):
+            return AuditEntry.Channel.API
+        if path.startswith("/admin/"):
+            return AuditEntry.Channel.ADMIN
+        return AuditEntry.Channel.WEB
+    return AuditEntry.Channel.COMMAND
+
+
+def workspaces_of(versions) -> set[int]:
+    """The workspaces a revision's objects belong to. A row names its workspace in its
+    recorded fields; a model that reaches it through a parent says how in
+    ``audit_workspace`` (e.g. "agent__workspace"), read with one query a model; anything
+    else (the catalog) belongs to none."""
+    found: set[int] = set()
+    lookups: dict[tuple, list[str]] = {}
+    for version in versions:
+        model = version._model
+        if model is Workspace:
+            found.add(int(version.object_id))
+            continue
+        path = getattr(model, "audit_workspace", None)
+        if path is not None:
+            lookups.setdefault((model, path), []).append(version.object_id)
+            continue
+        fields = json.loads(version.serialized_data)[0]["fields"]
+        if fields.get("workspace"):
+            found.add(fields["workspace"])
+    if found:  # a row named it: its children in the same revision are the same workspace's
+        return found
+    for (model, path), ids in lookups.items():
+        rows = model._base_manager.filter(pk__in=ids).values_list(path, flat=True)
+        found |= {workspace_id for workspace_id in rows if workspace_id is not None}
+    return found
+
+
+def plan_of(revision, versions) -> int | None:
+    """The plan a revision belongs to: a plan row it records, or the plan its comment names
+    ("Applied plan #3")."""
+    for version in versions:
+        if version._model._meta.label == "catalog.Plan":
+            return int(version.object_id)
+    found = PLAN_IN_COMMENT.search(revision.comment or "")
+    return int(found.group(1)) if found else None
+
+
+def record_entry(sender, revision, versions, **kwargs) -> None:
+    """reversion's post_revision_commit: the entry of the revision just saved, in the same
+    transaction. A revision that changes several workspaces (none does today) names none."""
+    workspaces = workspaces_of(versions)
+    AuditEntry.objects.create(
+        revision=revision,
+        workspace_id=next(iter(workspaces)) if len(workspaces) == 1 else None,
+        channel=channel(),
+        plan_id=plan_of(revision, versions),
+    )

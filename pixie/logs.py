@@ -17,6 +17,7 @@ from celery.signals import task_postrun, task_prerun
 
 request_id_var: ContextVar[str] = ContextVar("request_id", default="")
 task_id_var: ContextVar[str] = ContextVar("task_id", default="")
+request_path_var: ContextVar[str] = ContextVar("request_path", default="")
 
 # An incoming X-Request-ID is kept only if it cannot forge or break a log line.
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -68,6 +69,7 @@ class RequestIdMiddleware:
     def __call__(self, request):
         request_id = request_id_from(request.headers.get("X-Request-ID"))
         token = request_id_var.set(request_id)
+        path_token = request_path_var.set(request.path)
         started = time.monotonic()
         try:
             response = self.get_response(request)
@@ -87,6 +89,7 @@ class RequestIdMiddleware:
             return response
         finally:
             request_id_var.reset(token)
+            request_path_var.reset(path_token)
 
 
 @task_prerun.connect

@@ -41,3 +41,34 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class AuditEntry(models.Model):
+    """What history records with each revision, beside reversion's who, when and why:
+    the workspace it changed (none: the catalog), the path it came through, and the plan
+    it belongs to. Written for every revision when it is saved (pixie.audit)."""
+
+    class Channel(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        API = "api", "API"
+        TASK = "task", "Task"
+        COMMAND = "command", "Command"
+        WEB = "web", "Web"
+        UNKNOWN = "unknown", "Not recorded"  # revisions from before entries were written
+
+    revision = models.OneToOneField(
+        "reversion.Revision", on_delete=models.CASCADE, related_name="audit"
+    )
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    # A plan's id, not a key: plans are the installer's, above this layer.
+    plan_id = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "audit entries"
+        indexes = [models.Index(fields=["workspace", "-revision"], name="audit_by_workspace")]
+
+    def __str__(self):
+        return f"Revision {self.revision_id} ({self.get_channel_display()})"

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from pixie.health import healthz, livez
+from pixie.history_api import WorkspaceHistory
 
 handler404 = "pixie.api.not_found"
 # Nothing is served at /: the admin's "View site" link would lead every reader to a 404.
@@ -17,6 +18,11 @@ urlpatterns = [
     path("api/", include("agents.urls")),
     path("api/", include("pixie.installer.urls")),
     path("api/", include("pixie.sharing.urls")),
+    path(
+        "api/workspaces/<slug:workspace>/history/",
+        WorkspaceHistory.as_view(),
+        name="workspace-history",
+    ),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]

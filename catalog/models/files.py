@@ -108,6 +108,9 @@ class SkillFile(FileEntry):
 class RevisionFile(FileEntry):
     """A file of a workspace skill revision; written with the revision, never changed."""
 
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "revision__skill__workspace"
+
     revision = models.ForeignKey(
         "SkillRevision", on_delete=models.PROTECT, related_name="files"
     )

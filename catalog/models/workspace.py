@@ -52,6 +52,9 @@ class WorkspaceSkill(models.Model):
 class SkillRevision(models.Model):
     """One immutable state of a workspace skill."""
 
+    # Whose history a change of it is (pixie.audit.workspaces_of).
+    audit_workspace = "skill__workspace"
+
     skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField()
     name = models.CharField(max_length=NAME_MAX)

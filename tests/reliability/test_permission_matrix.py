@@ -263,6 +263,7 @@ API_ROWS = {
     "plan-approve": [("post", API_OWNER, {})],
     "plan-reject": [("post", API_OWNER, {"reason": "Not now"})],
     "skill-list": [("get", API_READ, None)],
+    "workspace-history": [("get", API_READ, None)],
     "skill-detail": [("get", API_READ, None), ("patch", API_OWNER, {"body": "New words."})],
     "skill-stats": [("get", API_READ, None)],
     "skill-file": [("get", API_READ, None)],

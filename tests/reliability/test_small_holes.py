@@ -33,6 +33,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.mixins import ListModelMixin
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.test import APIClient
 
 from agents.models import Agent
@@ -238,7 +239,10 @@ def api_get_routes(world):
 
 
 def is_paged_list(view_class) -> bool:
-    return issubclass(view_class, ListModelMixin) and view_class.pagination_class is not None
+    """A list paged by number (a history pages by cursor: tests/pixie/test_history.py)."""
+    if not issubclass(view_class, ListModelMixin) or view_class.pagination_class is None:
+        return False
+    return issubclass(view_class.pagination_class, PageNumberPagination)
 
 
 @pytest.fixture

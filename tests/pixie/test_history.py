@@ -1,0 +1,113 @@
+"""Every recorded change carries its workspace, the path it came through and its plan
+(pixie.audit), and a workspace's members read its history at
+GET /api/workspaces/{ws}/history/."""
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from reversion.models import Revision
+
+from agents.models import Agent
+from agents.services import agent_skill_attach
+from catalog.models import Plan, WorkspaceSkill
+from pixie.models import AuditEntry
+from tests.clients import admin_for, api_for
+from tests.factories import make_user, make_workspace
+from tests.installer.flow import install
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def acme(demo_catalog, django_capture_on_commit_callbacks):
+    owner = make_user("olive")
+    member = make_user("mia")
+    workspace = make_workspace("acme", owner=owner, members=[member])
+    agent = Agent.objects.create(workspace=workspace, slug="collections", name="Collections")
+    plan = install(workspace, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    return workspace, owner, member, agent, plan
+
+
+def latest() -> AuditEntry:
+    return AuditEntry.objects.select_related("revision").latest("revision_id")
+
+
+def test_every_revision_has_an_entry(acme):
+    assert Revision.objects.count() == AuditEntry.objects.count() > 0
+
+
+def test_a_loaded_catalog_is_the_catalogs_history_and_came_by_command(db):
+    call_command("bundle_load", "catalog/demo/accounts-receivable-2.1.0", "--publish")
+    entry = latest()
+    assert entry.workspace is None
+    assert entry.channel == AuditEntry.Channel.COMMAND
+
+
+def test_an_applied_plan_is_its_workspaces_history_came_by_task_and_names_the_plan(acme):
+    workspace, _owner, _member, _agent, plan = acme
+    assert plan.status == Plan.State.APPLIED
+    applied = AuditEntry.objects.get(revision__comment=f"Applied plan #{plan.pk}")
+    assert applied.workspace == workspace
+    assert applied.channel == AuditEntry.Channel.TASK
+    assert applied.plan_id == plan.pk
+
+
+def test_edits_through_the_api_and_the_admin_say_which(acme):
+    workspace, owner, _member, _agent, _plan = acme
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    answer = api_for(owner).patch(
+        f"/api/workspaces/acme/skills/{skill.slug}/", {"body": "Chase, kindly."}, format="json"
+    )
+    assert answer.status_code == 200, answer.content
+    assert (latest().channel, latest().workspace) == (AuditEntry.Channel.API, workspace)
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    answer = admin_for(owner).post(edit, {"name": "Invoice chase", "body": "Chase, firmly."})
+    assert answer.status_code == 302
+    assert (latest().channel, latest().workspace) == (AuditEntry.Channel.ADMIN, workspace)
+
+
+def test_a_change_to_a_row_without_a_workspace_of_its_own_finds_it_through_its_parent(acme):
+    workspace, owner, _member, agent, _plan = acme
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="take-payment")
+    agent_skill_attach(agent=agent, skill=skill, actor=owner)  # an AgentSkill row only
+    assert latest().workspace == workspace
+
+
+def test_members_read_their_workspaces_history_newest_first(acme):
+    workspace, owner, member, _agent, plan = acme
+    other = make_workspace("globex", owner=make_user("gus"))
+    answer = api_for(member).get("/api/workspaces/acme/history/")
+    assert answer.status_code == 200
+    entries = answer.json()["results"]
+    assert [e["id"] for e in entries] == sorted((e["id"] for e in entries), reverse=True)
+    applied = next(e for e in entries if e["comment"] == f"Applied plan #{plan.pk}")
+    assert applied["by"] == owner.username
+    assert applied["channel"] == "task"
+    assert applied["plan"] == plan.pk
+    skills = {o["name"] for o in applied["objects"] if o["type"] == "catalog.workspaceskill"}
+    assert len(skills) == 4  # the four skills the install created
+    assert api_for(make_user("stranger")).get("/api/workspaces/acme/history/").status_code == 404
+    assert api_for(member).get(f"/api/workspaces/{other.slug}/history/").status_code == 404
+
+
+def test_the_history_pages_by_cursor_in_a_bounded_number_of_queries(
+    acme, django_assert_max_num_queries
+):
+    workspace, owner, member, agent, _plan = acme
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    client = api_for(owner)
+    for n in range(60):
+        client.patch(
+            f"/api/workspaces/acme/skills/{skill.slug}/", {"body": f"Chase {n}."}, format="json"
+        )
+    reader = api_for(member)
+    with django_assert_max_num_queries(8):
+        first = reader.get("/api/workspaces/acme/history/").json()
+    assert len(first["results"]) == 50 and first["next"]
+    with django_assert_max_num_queries(8):
+        second = reader.get(first["next"]).json()
+    seen = [e["id"] for e in first["results"] + second["results"]]
+    assert len(seen) == len(set(seen)) == AuditEntry.objects.filter(workspace=workspace).count()
+    made_up = reader.get("/api/workspaces/acme/history/", {"cursor": "not-a-cursor"})
+    assert made_up.status_code == 404
+    assert made_up.json()["code"] == "not_found"
