@@ -111,3 +111,30 @@ def test_the_history_pages_by_cursor_in_a_bounded_number_of_queries(
     made_up = reader.get("/api/workspaces/acme/history/", {"cursor": "not-a-cursor"})
     assert made_up.status_code == 404
     assert made_up.json()["code"] == "not_found"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
+    """Revisions recorded before entries were kept get one: workspace and plan from what
+    they recorded, the channel as not recorded."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from pixie.audit import audited
+
+    owner = make_user("olive")
+    workspace = make_workspace("acme", owner=owner)
+    with audited(actor=owner, comment="Renamed acme"):
+        workspace.name = "Acme Ltd"
+        workspace.save()
+    AuditEntry.objects.all().delete()  # as a database from before this migration is
+    executor = MigrationExecutor(connection)
+    executor.migrate([("pixie", "0003_inbox_limits")])
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert AuditEntry.objects.count() == Revision.objects.count() > 0
+    assert set(AuditEntry.objects.values_list("channel", flat=True)) == {"unknown"}
+    loaded = AuditEntry.objects.filter(revision__comment__contains="Loaded bundle")
+    assert loaded.exists() and not loaded.exclude(workspace=None).exists()  # the catalog's
+    assert AuditEntry.objects.get(revision__comment="Renamed acme").workspace_id == workspace.pk
