@@ -138,3 +138,40 @@ def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
     loaded = AuditEntry.objects.filter(revision__comment__contains="Loaded bundle")
     assert loaded.exists() and not loaded.exclude(workspace=None).exists()  # the catalog's
     assert AuditEntry.objects.get(revision__comment="Renamed acme").workspace_id == workspace.pk
+
+
+def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_queries(
+    acme, django_assert_max_num_queries
+):
+    from django.contrib.auth.models import Group
+
+    from pixie.permissions import AUDITORS_GROUP
+
+    workspace, owner, member, _agent, plan = acme
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    for n in range(30):
+        api_for(owner).patch(
+            f"/api/workspaces/acme/skills/{skill.slug}/", {"body": f"Chase {n}."}, format="json"
+        )
+    auditor = make_user("aud")
+    auditor.groups.add(Group.objects.get(name=AUDITORS_GROUP))
+    log = reverse("admin:pixie_auditentry_changelist")
+    reader = admin_for(auditor)
+    with django_assert_max_num_queries(12):
+        page = reader.get(log)
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"Applied plan #{plan.pk}" in text and "the catalog" in text  # both histories
+    assert f'href="{reverse("admin:catalog_plan_review", args=[plan.pk])}"' in text
+    tasks = reader.get(log, {"channel__exact": "task"}).content.decode()
+    assert f"Applied plan #{plan.pk}" in tasks and "Edited skill @invoice-chase" not in tasks
+    edits = reader.get(log, {"channel__exact": "api"}).content.decode()
+    assert "Edited skill @invoice-chase" in edits and f"Applied plan #{plan.pk}" not in edits
+    assert admin_for(member).get(log).status_code == 403
+    assert b"Add audit entry" not in page.content
+    # An operator of no workspace reads the log, and the plan's number, not a link to it.
+    operator = make_user("opal")
+    operator.groups.add(Group.objects.get(name="operators"))
+    theirs = admin_for(operator).get(log).content.decode()
+    assert f"Applied plan #{plan.pk}" in theirs
+    assert reverse("admin:catalog_plan_review", args=[plan.pk]) not in theirs

@@ -74,6 +74,11 @@ ADMIN_KINDS = {
     "workspace_page": _row(
         stranger=404, member=200, owner=200, staff=404, operator=404, auditor=200, superuser=200
     ),
+    # The audit log: auditors and operators (superusers among them) read it; nobody writes it.
+    "audit_log": _row(
+        stranger=403, member=403, owner=403, staff=403, operator=200, auditor=200, superuser=200
+    ),
+    "audit_write": _row(**{r: 403 for r in ROLES if r not in NOBODY}),
     "post_only": _row(**{r: 405 for r in ROLES if r not in NOBODY}),
     "redirect": _row(**{r: 302 for r in ROLES if r not in NOBODY}),
     "summary": _row(
@@ -152,6 +157,8 @@ def admin_kind(route: str, name: str | None) -> str | None:
         return None
     label = f"{match['app']}.{match['model']}"
     view = match["view"]
+    if label == "pixie.auditentry":
+        return "audit_write" if view in ("add", "delete") else "audit_log"
     if label in OPERATOR_MODELS:
         reads = view in ("changelist", "change", "history", "revision", "compare")
         return "catalog_read" if label in AUDITED_MODELS and reads else "operator"
