@@ -32,7 +32,7 @@ class Agent(models.Model):
 class AgentSkill(models.Model):
     """One skill given to one agent: ordered, pinned or following the latest, switchable."""
 
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "agent__workspace"
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="agent_skills")
@@ -72,7 +72,7 @@ class AgentSkill(models.Model):
 class AgentSkillOverride(models.Model):
     """One immutable revision of an agent's own body for an attached skill."""
 
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "agent_skill__agent__workspace"
 
     agent_skill = models.ForeignKey(
@@ -98,7 +98,7 @@ class AgentSkillOverride(models.Model):
 
 
 class Turn(models.Model):
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "agent__workspace"
 
     class Outcome(models.TextChoices):
@@ -122,7 +122,7 @@ class Turn(models.Model):
 class TurnSkill(models.Model):
     """The exact revision a turn used; it keeps that revision alive forever."""
 
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "turn__agent__workspace"
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="turn_skills")

@@ -9,8 +9,8 @@ it changed, the path it came through, the plan it belongs to.
 """
 
 import json
-import re
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import reversion
 from django.db import transaction
@@ -18,21 +18,29 @@ from django.db import transaction
 from .logs import request_id_var, request_path_var, task_id_var
 from .models import AuditEntry, Workspace
 
+_plan_var: ContextVar[int | None] = ContextVar("audit_plan", default=None)
+
 
 @contextmanager
-def audited(*, actor, comment: str):
+def audited(*, actor, comment: str, plan=None):
+    """``plan``: the plan this change belongs to (its apply, approval, rejection), which
+    the audit entry records; nested blocks keep the outer block's plan unless they name
+    one."""
     outer_comment = reversion.get_comment() if reversion.is_active() else ""
-    with transaction.atomic(), reversion.create_revision(atomic=False):
-        if actor is not None and reversion.get_user() is None:
-            reversion.set_user(actor)
-        # A nested block adds to the story instead of replacing it.
-        reversion.set_comment(f"{outer_comment}; {comment}" if outer_comment else comment)
-        yield
+    token = _plan_var.set(plan.pk) if plan is not None else None
+    try:
+        with transaction.atomic(), reversion.create_revision(atomic=False):
+            if actor is not None and reversion.get_user() is None:
+                reversion.set_user(actor)
+            # A nested block adds to the story instead of replacing it.
+            reversion.set_comment(f"{outer_comment}; {comment}" if outer_comment else comment)
+            yield
+    finally:
+        if token is not None:
+            _plan_var.reset(token)
 
 
 # --- what each revision changed, and how it came ------------------------------------
-
-PLAN_IN_COMMENT = re.compile(r"\bplan #(\d+)", re.IGNORECASE)
 
 
 def channel() -> str:
@@ -50,12 +58,13 @@ def channel() -> str:
     return AuditEntry.Channel.COMMAND
 
 
-def workspaces_of(versions) -> set[int]:
-    """The workspaces a revision's objects belong to. A row names its workspace in its
-    recorded fields; a model that reaches it through a parent says how in
-    ``audit_workspace`` (e.g. "agent__workspace"), read with one query a model; anything
-    else (the catalog) belongs to none."""
+def placement(versions) -> tuple[set[int], bool]:
+    """The workspaces a revision's objects belong to, and whether any belongs to none
+    (the catalog). A row names its workspace in its recorded fields; a model that reaches
+    it through a parent says how in ``audit_workspace`` (e.g. "agent__workspace"), read
+    with one query a model; any other row is the catalog's."""
     found: set[int] = set()
+    catalog = False
     lookups: dict[tuple, list[str]] = {}
     for version in versions:
         model = version._model
@@ -69,31 +78,46 @@ def workspaces_of(versions) -> set[int]:
         fields = json.loads(version.serialized_data)[0]["fields"]
         if fields.get("workspace"):
             found.add(fields["workspace"])
+        else:
+            catalog = True
     if found:  # a row named it: its children in the same revision are the same workspace's
-        return found
+        return found, catalog
     for (model, path), ids in lookups.items():
         rows = model._base_manager.filter(pk__in=ids).values_list(path, flat=True)
         found |= {workspace_id for workspace_id in rows if workspace_id is not None}
-    return found
+    return found, catalog
 
 
-def plan_of(revision, versions) -> int | None:
-    """The plan a revision belongs to: a plan row it records, or the plan its comment names
-    ("Applied plan #3")."""
+def scope_of(workspaces: set[int], catalog: bool) -> str:
+    Scope = AuditEntry.Scope
+    if len(workspaces) > 1:
+        return Scope.WORKSPACES
+    if workspaces:
+        return Scope.WORKSPACE_AND_CATALOG if catalog else Scope.WORKSPACE
+    return Scope.CATALOG
+
+
+def plan_of(versions) -> int | None:
+    """The plan a revision belongs to: the one its ``audited`` block named, or a plan row
+    it records. Never words in its comment: a person writes those."""
+    named = _plan_var.get()
+    if named is not None:
+        return named
     for version in versions:
         if version._model._meta.label == "catalog.Plan":
             return int(version.object_id)
-    found = PLAN_IN_COMMENT.search(revision.comment or "")
-    return int(found.group(1)) if found else None
+    return None
 
 
 def record_entry(sender, revision, versions, **kwargs) -> None:
     """reversion's post_revision_commit: the entry of the revision just saved, in the same
-    transaction. A revision that changes several workspaces (none does today) names none."""
-    workspaces = workspaces_of(versions)
+    transaction."""
+    workspaces, catalog = placement(versions)
     AuditEntry.objects.create(
         revision=revision,
         workspace_id=next(iter(workspaces)) if len(workspaces) == 1 else None,
+        scope=scope_of(workspaces, catalog),
         channel=channel(),
-        plan_id=plan_of(revision, versions),
+        plan_id=plan_of(versions),
+        object_count=len(versions),
     )

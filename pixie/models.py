@@ -45,8 +45,9 @@ class Membership(models.Model):
 
 class AuditEntry(models.Model):
     """What history records with each revision, beside reversion's who, when and why:
-    the workspace it changed (none: the catalog), the path it came through, and the plan
-    it belongs to. Written for every revision when it is saved (pixie.audit)."""
+    where it changed (the catalog, one workspace, or both), the path it came through,
+    the plan it belongs to and how many objects it recorded. Written for every revision
+    when it is saved (pixie.audit)."""
 
     class Channel(models.TextChoices):
         ADMIN = "admin", "Admin"
@@ -56,19 +57,41 @@ class AuditEntry(models.Model):
         WEB = "web", "Web"
         UNKNOWN = "unknown", "Not recorded"  # revisions from before entries were written
 
+    class Scope(models.TextChoices):
+        CATALOG = "catalog", "The catalog"
+        WORKSPACE = "workspace", "One workspace"
+        WORKSPACE_AND_CATALOG = "workspace+catalog", "A workspace and the catalog"
+        WORKSPACES = "workspaces", "Several workspaces"
+
     revision = models.OneToOneField(
         "reversion.Revision", on_delete=models.CASCADE, related_name="audit"
     )
+    # The one workspace it changed (none when it changed none, or several).
     workspace = models.ForeignKey(
         Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    scope = models.CharField(max_length=20, choices=Scope.choices, default=Scope.WORKSPACE)
     channel = models.CharField(max_length=8, choices=Channel.choices)
     # A plan's id, not a key: plans are the installer's, above this layer.
     plan_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # Kept so a page names "and 4,000 more" without reading the 4,000.
+    object_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         verbose_name_plural = "audit entries"
-        indexes = [models.Index(fields=["workspace", "-revision"], name="audit_by_workspace")]
+        indexes = [
+            models.Index(fields=["workspace", "-revision"], name="audit_by_workspace"),
+            models.Index(fields=["plan_id", "-revision"], name="audit_by_plan"),
+        ]
 
     def __str__(self):
         return f"Revision {self.revision_id} ({self.get_channel_display()})"
+
+    def where(self) -> str:
+        """Where the change was made, in words."""
+        if self.scope == self.Scope.CATALOG:
+            return "the catalog"
+        if self.scope == self.Scope.WORKSPACES:
+            return "several workspaces"
+        name = self.workspace.name if self.workspace else "a deleted workspace"
+        return f"{name} and the catalog" if self.scope == self.Scope.WORKSPACE_AND_CATALOG else name

@@ -85,6 +85,13 @@ def sees_every_workspace(user) -> bool:
     return bool(user.is_active and user.is_superuser) or is_auditor(user)
 
 
+def reads_audit_log(user) -> bool:
+    """Auditors and operators (superusers too) read the audit log: every recorded change
+    across the catalog and all workspaces. Owners and members read their workspace's
+    history instead."""
+    return is_operator(user) or is_auditor(user)
+
+
 def operator_q(user) -> Q:
     """is_operator as a condition inside another query, for reads that must stay one query.
     The user must be an active, authenticated one."""

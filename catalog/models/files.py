@@ -108,7 +108,7 @@ class SkillFile(FileEntry):
 class RevisionFile(FileEntry):
     """A file of a workspace skill revision; written with the revision, never changed."""
 
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "revision__skill__workspace"
 
     revision = models.ForeignKey(

@@ -52,7 +52,7 @@ class WorkspaceSkill(models.Model):
 class SkillRevision(models.Model):
     """One immutable state of a workspace skill."""
 
-    # Whose history a change of it is (pixie.audit.workspaces_of).
+    # Whose history a change of it is (pixie.audit.placement).
     audit_workspace = "skill__workspace"
 
     skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")

@@ -67,7 +67,7 @@ def plan_apply(*, plan_id: int) -> str:
             if why_stale:
                 _finish(plan, Plan.State.STALE, why_stale)
                 return Plan.State.STALE
-            with audited(actor=plan.decided_by, comment=f"Applied plan #{plan.pk}"):
+            with audited(actor=plan.decided_by, comment=f"Applied plan #{plan.pk}", plan=plan):
                 _apply_steps(plan)
                 checkpoint("plan.apply.finish")
                 _finish(plan, Plan.State.APPLIED, "")

@@ -152,7 +152,7 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
     from pixie.installer.tasks import apply_plan
 
     require_owner(user=actor, workspace=plan.workspace)
-    with audited(actor=actor, comment=f"Approved plan #{plan.pk}"):
+    with audited(actor=actor, comment=f"Approved plan #{plan.pk}", plan=plan):
         moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
             status=Plan.State.APPROVED, decided_by=actor, decided_at=timezone.now()
         )
@@ -174,7 +174,7 @@ def plan_reject(*, plan: Plan, actor, reason: str) -> Plan:
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed("Say why the plan is rejected")
-    with audited(actor=actor, comment=f"Rejected plan #{plan.pk}: {reason}"):
+    with audited(actor=actor, comment=f"Rejected plan #{plan.pk}: {reason}", plan=plan):
         moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
             status=Plan.State.REJECTED,
             decided_by=actor,

@@ -137,7 +137,11 @@ def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
     assert set(AuditEntry.objects.values_list("channel", flat=True)) == {"unknown"}
     loaded = AuditEntry.objects.filter(revision__comment__contains="Loaded bundle")
     assert loaded.exists() and not loaded.exclude(workspace=None).exists()  # the catalog's
-    assert AuditEntry.objects.get(revision__comment="Renamed acme").workspace_id == workspace.pk
+    renamed = AuditEntry.objects.get(revision__comment="Renamed acme")
+    assert (renamed.workspace_id, renamed.scope) == (workspace.pk, "workspace")
+    assert renamed.object_count == 1
+    assert not AuditEntry.objects.filter(object_count=0).exists()  # each counts its objects
+    assert set(loaded.values_list("scope", flat=True)) == {"catalog"}
 
 
 def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_queries(
@@ -163,9 +167,9 @@ def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_querie
     text = page.content.decode()
     assert f"Applied plan #{plan.pk}" in text and "the catalog" in text  # both histories
     assert f'href="{reverse("admin:catalog_plan_review", args=[plan.pk])}"' in text
-    tasks = reader.get(log, {"channel__exact": "task"}).content.decode()
+    tasks = reader.get(log, {"channel": "task"}).content.decode()
     assert f"Applied plan #{plan.pk}" in tasks and "Edited skill @invoice-chase" not in tasks
-    edits = reader.get(log, {"channel__exact": "api"}).content.decode()
+    edits = reader.get(log, {"channel": "api"}).content.decode()
     assert "Edited skill @invoice-chase" in edits and f"Applied plan #{plan.pk}" not in edits
     assert admin_for(member).get(log).status_code == 403
     assert b"Add audit entry" not in page.content
