@@ -1,15 +1,32 @@
-from django.contrib import admin
-from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef, Prefetch, Value
-from django.urls import reverse
-from django.utils.html import format_html, format_html_join
-from reversion.models import Version
+from urllib.parse import urlencode
 
-from .admin_pages import WorkspacePages
-from .admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin, person
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+
+from .admin_pages import AdminPages, WorkspacePages
+from .admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin
+from .audit_log import (
+    CATALOG,
+    FILTERS,
+    SHOWN_OBJECTS,
+    AuditQuery,
+    Page,
+    audit_entries,
+    audit_export,
+    audit_page,
+    audit_query,
+    object_types,
+    with_objects,
+)
 from .dashboard import workspace_dashboard
+from .errors import ValidationFailed
 from .models import AuditEntry, Membership, Workspace
-from .permissions import is_auditor, is_operator, sees_every_workspace
+from .permissions import reads_audit_log, sees_every_workspace
 
 
 class MembershipInline(SharedChoicesInline):
@@ -54,41 +71,22 @@ class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditLogAdmin(admin.ModelAdmin):
+class AuditLogAdmin(AdminPages, admin.ModelAdmin):
     """The audit log: every recorded change across the catalog and all workspaces, newest
-    first, for auditors and operators (and superusers). It only reads: an entry is written
-    with its revision (pixie.audit) and never edited."""
+    first, for auditors and operators (and superusers). Its list is a page of its own
+    (pixie.audit_log reads it): filters, pages by position rather than by offset, and
+    exports of the filtered rows. It only reads: an entry is written with its revision
+    (pixie.audit) and never edited."""
 
-    list_display = ["when", "who", "workspace_name", "channel", "plan", "comment", "changed"]
-    list_filter = ["channel", ("workspace", admin.RelatedOnlyFieldListFilter)]
-    search_fields = ["revision__comment", "revision__user__username"]
-    date_hierarchy = "revision__date_created"
-    list_select_related = ["revision__user", "workspace"]
-    list_per_page = 50
-    show_full_result_count = False  # a million rows are not counted twice a page
-    ordering = ["-revision_id"]
-
-    def get_queryset(self, request):
-        versions = Version.objects.select_related("content_type").only(
-            "revision_id", "object_id", "object_repr", "content_type"
-        )
-        # A plan is linked only for whoever may open it: its workspace's members, and
-        # whoever reads every workspace (an operator of no workspace reads its number).
-        if sees_every_workspace(request.user):
-            may_open = Value(True)
-        else:
-            may_open = Exists(
-                Membership.objects.filter(workspace=OuterRef("workspace"), user=request.user)
-            )
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(reader_may_open=may_open)
-            .prefetch_related(Prefetch("revision__version_set", queryset=versions))
-        )
+    def get_urls(self):
+        return [
+            self.page_path("export.csv", self.export_view, "pixie_auditentry_csv"),
+            self.page_path("export.jsonl", self.export_view, "pixie_auditentry_jsonl"),
+            *super().get_urls(),
+        ]
 
     def has_view_permission(self, request, obj=None):
-        return is_operator(request.user) or is_auditor(request.user)
+        return reads_audit_log(request.user)
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)
@@ -102,39 +100,82 @@ class AuditLogAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="When", ordering="revision__date_created")
-    def when(self, entry):
-        return entry.revision.date_created
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """An entry's own address: the log from that entry on (its link in other pages)."""
+        entry = AuditEntry.objects.filter(pk=object_id if str(object_id).isdigit() else 0)
+        revision = entry.values_list("revision_id", flat=True).first()
+        if revision is None and self.has_view_permission(request):
+            raise Http404("The audit log has no such entry.")
+        return self.changelist_view(request, start=revision)
 
-    @admin.display(description="Who")
-    def who(self, entry):
-        return person(entry.revision.user)
-
-    @admin.display(description="Workspace")
-    def workspace_name(self, entry):
-        return entry.workspace.name if entry.workspace else "the catalog"
-
-    @admin.display(description="Plan")
-    def plan(self, entry):
-        if entry.plan_id is None:
-            return "—"
-        if not entry.reader_may_open:
-            return f"Plan #{entry.plan_id}"
-        url = reverse("admin:catalog_plan_review", args=[entry.plan_id])
-        return format_html('<a href="{}">Plan #{}</a>', url, entry.plan_id)
-
-    @admin.display(description="Comment")
-    def comment(self, entry):
-        return entry.revision.comment
-
-    @admin.display(description="What it recorded")
-    def changed(self, entry):
-        versions = list(entry.revision.version_set.all())
-        shown = format_html_join(
-            ", ", "{}", ((version.object_repr,) for version in versions[:SHOWN_OBJECTS])
+    def changelist_view(self, request, extra_context=None, start=None):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        problems, query = [], AuditQuery()
+        before = str(start + 1) if start is not None else request.GET.get("before", "")
+        try:
+            query = audit_query(request.GET)
+            rows = with_objects(audit_entries(query), SHOWN_OBJECTS)
+            page = audit_page(rows, before=before, after=request.GET.get("after", ""))
+        except ValidationFailed as refused:
+            problems, page = refused.problems, Page(entries=[], older=None, newer=None)
+        member_of = set(
+            Membership.objects.filter(user=request.user).values_list("workspace_id", flat=True)
         )
-        more = len(versions) - SHOWN_OBJECTS
-        return format_html("{} and {} more", shown, more) if more > 0 else shown
+        filters = {name: request.GET.get(name, "") for name in FILTERS}
+        kept = urlencode({name: value for name, value in filters.items() if value})
+        return self.render_page(
+            request,
+            "admin/pixie/auditentry/log.html",
+            "Audit log",
+            rows=[self._row(request, entry, member_of) for entry in page.entries],
+            page=page,
+            problems=problems,
+            filters=filters,
+            filtered=not query.is_empty(),
+            kept=kept,
+            channels=AuditEntry.Channel.choices,
+            types=object_types(),
+            catalog=CATALOG,
+        )
+
+    def export_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            query = audit_query(request.GET)
+        except ValidationFailed as refused:
+            for problem in refused.problems:
+                messages.error(request, problem)
+            return redirect(reverse("admin:pixie_auditentry_changelist"))
+        return audit_export(audit_entries(query), csv=request.path.endswith(".csv"))
+
+    def _row(self, request, entry, member_of: set[int]) -> dict:
+        # A link only where the reader may follow it: an operator reads every workspace's
+        # changes here, but opens the plans and objects only of workspaces they belong to.
+        may_open = (
+            sees_every_workspace(request.user)
+            or entry.scope == AuditEntry.Scope.CATALOG
+            or (entry.scope == AuditEntry.Scope.WORKSPACE and entry.workspace_id in member_of)
+        )
+        return {
+            "entry": entry,
+            "plan_url": (
+                reverse("admin:catalog_plan_review", args=[entry.plan_id])
+                if entry.plan_id and may_open
+                else ""
+            ),
+            "objects": [
+                {"name": version.object_repr, "url": _object_url(version) if may_open else ""}
+                for version in entry.revision.first_objects
+            ],
+            "more": max(entry.object_count - len(entry.revision.first_objects), 0),
+        }
 
 
-SHOWN_OBJECTS = 5
+def _object_url(version) -> str:
+    kind = version.content_type
+    try:
+        return reverse(f"admin:{kind.app_label}_{kind.model}_change", args=[version.object_id])
+    except NoReverseMatch:  # a kind the admin does not show on a page of its own
+        return ""

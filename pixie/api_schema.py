@@ -108,6 +108,16 @@ class QueryParametersSchema(PixieAutoSchema):
         return responses
 
 
+class AuditorReadSchema(QueryParametersSchema):
+    """A read for auditors and operators only: its 403 is documented too."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if direction == "response":
+            responses.setdefault("403", _refusal("Only auditors and operators read this"))
+        return responses
+
+
 ENVELOPE = {
     "type": "object",
     "description": "A sealed envelope from another Pixie server (pixie/sharing/envelopes.py).",

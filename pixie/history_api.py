@@ -1,19 +1,36 @@
-"""A workspace's history for its members: every recorded change to it, newest first.
+"""History over the API: a workspace's for its members, the whole audit log for staff.
 
-Read from the audit entries (pixie.audit.record_entry) beside reversion's revisions, so
-a page costs the same few queries however long the history is, and pages by position
-(a cursor), not by offset.
+Both read the audit entries (pixie.audit_log) beside reversion's revisions, so a page
+costs the same few queries however long the history is, and pages by position (a
+cursor), not by offset. An entry lists its first objects and counts them all; an
+entry's objects page on at …/history/{id}/objects/.
 """
 
 from typing import TypedDict
 
-from django.db.models import Prefetch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import CursorPagination
+from rest_framework.views import APIView
 from reversion.models import Version
 
 from .api import InWorkspace
+from .api_schema import AuditorReadSchema
+from .audit_log import (
+    CATALOG,
+    LISTED_OBJECTS,
+    audit_entries,
+    audit_export,
+    audit_query,
+    entry_objects,
+    with_objects,
+)
+from .errors import PermissionRefused
 from .models import AuditEntry
+from .permissions import reads_audit_log
 
 
 class ChangedObject(TypedDict):
@@ -31,18 +48,25 @@ class HistoryEntrySerializer(serializers.Serializer):
         choices=AuditEntry.Channel.choices, help_text="The path the change came through."
     )
     plan = serializers.IntegerField(source="plan_id", allow_null=True)
-    objects = serializers.SerializerMethodField()
+    object_count = serializers.IntegerField(help_text="How many objects the change recorded.")
+    objects = serializers.SerializerMethodField(
+        help_text=f"The first {LISTED_OBJECTS} of them; the rest page on at …/objects/."
+    )
 
     def get_objects(self, entry) -> list[ChangedObject]:
         """Each object the change recorded: its kind (app.model), id, and name then."""
-        return [
-            {
-                "type": f"{version.content_type.app_label}.{version.content_type.model}",
-                "id": version.object_id,
-                "name": version.object_repr,
-            }
-            for version in entry.revision.version_set.all()
-        ]
+        return entry_objects(entry)
+
+
+class AuditEntrySerializer(HistoryEntrySerializer):
+    where = serializers.CharField(
+        help_text='"the catalog", a workspace\'s name, "acme and the catalog", or '
+        '"several workspaces".'
+    )
+    scope = serializers.ChoiceField(choices=AuditEntry.Scope.choices)
+    workspace = serializers.CharField(
+        source="workspace.slug", default=None, allow_null=True, help_text="Its slug."
+    )
 
 
 class NewestFirst(CursorPagination):
@@ -58,11 +82,116 @@ class WorkspaceHistory(InWorkspace, generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self):
-        versions = Version.objects.select_related("content_type").only(
-            "revision_id", "object_id", "object_repr", "content_type"
+        entries = AuditEntry.objects.filter(workspace=self.workspace()).select_related(
+            "revision__user"
         )
-        return (
-            AuditEntry.objects.filter(workspace=self.workspace())
-            .select_related("revision__user")
-            .prefetch_related(Prefetch("revision__version_set", queryset=versions))
+        return with_objects(entries, LISTED_OBJECTS)
+
+
+class ObjectSerializer(serializers.Serializer):
+    type = serializers.SerializerMethodField()
+    id = serializers.CharField(source="object_id")
+    name = serializers.CharField(source="object_repr")
+
+    def get_type(self, version) -> str:
+        return f"{version.content_type.app_label}.{version.content_type.model}"
+
+
+class ByRecordingOrder(CursorPagination):
+    ordering = "id"
+    page_size = 100
+
+
+class HistoryEntryObjects(InWorkspace, generics.ListAPIView):
+    """Every object one change to the workspace recorded, in the order it recorded them."""
+
+    serializer_class = ObjectSerializer
+    pagination_class = ByRecordingOrder
+
+    def get_queryset(self):
+        entry = AuditEntry.objects.filter(
+            workspace=self.workspace(), revision_id=self.kwargs["pk"]
+        ).first()
+        if entry is None:
+            raise NotFound("This workspace's history has no such change.")
+        return Version.objects.filter(revision_id=entry.revision_id).select_related(
+            "content_type"
         )
+
+
+# --- the audit log, for auditors and operators --------------------------------------
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("person", str, description="A username: their changes only."),
+    OpenApiParameter(
+        "workspace", str, description=f"A workspace's slug, or {CATALOG!r} for the catalog's."
+    ),
+    OpenApiParameter("type", str, description='A kind of object, "app.model".'),
+    OpenApiParameter("plan", int, description="A plan's number: its changes only."),
+    OpenApiParameter("channel", str, enum=AuditEntry.Channel.values),
+    OpenApiParameter("since", OpenApiTypes.DATE, description="From this day (inclusive)."),
+    OpenApiParameter("until", OpenApiTypes.DATE, description="To this day (inclusive)."),
+    OpenApiParameter("search", str, description="Words in the comment, or a username."),
+]
+
+
+class ReadsAuditLog:
+    schema = AuditorReadSchema()
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if not reads_audit_log(request.user):
+            raise PermissionRefused(
+                "Only auditors and operators read the audit log; a workspace's members "
+                "read its history at /api/workspaces/{workspace}/history/.",
+                code="auditor_required",
+            )
+
+    def entries(self):
+        return audit_entries(audit_query(self.request.query_params))
+
+
+@extend_schema(parameters=FILTER_PARAMETERS)
+class AuditLog(ReadsAuditLog, generics.ListAPIView):
+    """Every recorded change across the catalog and all workspaces, newest first, with
+    the filters of the admin's audit log."""
+
+    serializer_class = AuditEntrySerializer
+    pagination_class = NewestFirst
+
+    def get_queryset(self):
+        return with_objects(self.entries(), LISTED_OBJECTS)
+
+
+class AnyAccept(BaseContentNegotiation):
+    """The exports answer a download whatever Accept asks; a refusal is JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class AuditExportCSV(ReadsAuditLog, APIView):
+    """The filtered rows whole, streamed as CSV (one row a change)."""
+
+    as_csv = True
+    content_negotiation_class = AnyAccept
+
+    @extend_schema(parameters=FILTER_PARAMETERS, responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request):
+        return audit_export(self.entries(), csv=self.as_csv)
+
+
+class AuditExportJSONL(AuditExportCSV):
+    """The filtered rows whole, streamed as JSON Lines (one object a change, as the list
+    gives them)."""
+
+    as_csv = False
+
+    @extend_schema(
+        parameters=FILTER_PARAMETERS, responses={(200, "application/jsonl"): OpenApiTypes.STR}
+    )
+    def get(self, request):
+        return audit_export(self.entries(), csv=self.as_csv)

@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from pixie import history_api
 from pixie.health import healthz, livez
-from pixie.history_api import WorkspaceHistory
 
 handler404 = "pixie.api.not_found"
 # Nothing is served at /: the admin's "View site" link would lead every reader to a 404.
@@ -20,9 +20,17 @@ urlpatterns = [
     path("api/", include("pixie.sharing.urls")),
     path(
         "api/workspaces/<slug:workspace>/history/",
-        WorkspaceHistory.as_view(),
+        history_api.WorkspaceHistory.as_view(),
         name="workspace-history",
     ),
+    path(
+        "api/workspaces/<slug:workspace>/history/<int:pk>/objects/",
+        history_api.HistoryEntryObjects.as_view(),
+        name="workspace-history-objects",
+    ),
+    path("api/audit/", history_api.AuditLog.as_view(), name="audit-log"),
+    path("api/audit/export.csv", history_api.AuditExportCSV.as_view(), name="audit-csv"),
+    path("api/audit/export.jsonl", history_api.AuditExportJSONL.as_view(), name="audit-jsonl"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]

@@ -244,6 +244,9 @@ API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 API_CATALOG_LIST = {**{r: 200 for r in ROLES}, "anonymous": 401, "inactive": 401}
 API_CATALOG = {**API_CATALOG_LIST, "staff": 404}
 API_INBOX = {r: 400 for r in ROLES}
+# The audit log: auditors and operators (superusers among them), whatever their workspaces.
+API_AUDIT = {**{r: 403 for r in ROLES}, "anonymous": 401, "inactive": 401, "operator": 200,
+             "auditor": 200, "superuser": 200}  # fmt: skip
 
 
 def _w(world):
@@ -271,6 +274,10 @@ API_ROWS = {
     "plan-reject": [("post", API_OWNER, {"reason": "Not now"})],
     "skill-list": [("get", API_READ, None)],
     "workspace-history": [("get", API_READ, None)],
+    "workspace-history-objects": [("get", API_READ, None)],
+    "audit-log": [("get", API_AUDIT, None)],
+    "audit-csv": [("get", API_AUDIT, None)],
+    "audit-jsonl": [("get", API_AUDIT, None)],
     "skill-detail": [("get", API_READ, None), ("patch", API_OWNER, {"body": "New words."})],
     "skill-stats": [("get", API_READ, None)],
     "skill-file": [("get", API_READ, None)],

@@ -75,6 +75,8 @@ def fill(route: str, name: str, world) -> str | None:
         values["pk"] = ids["turn"]
     if "/messages/" in route:
         values["pk"] = ids["message"]
+    if "/history/" in route:
+        values["pk"] = ids["revision"]
     match = ADMIN_MODEL_VIEW.match(name or "")
     if match and not any(c.label == match["app"] for c in apps.get_app_configs()):
         match = None

@@ -15,7 +15,7 @@ from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plans import plan_create
-from pixie.models import Membership, Workspace
+from pixie.models import AuditEntry, Membership, Workspace
 from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
@@ -124,6 +124,7 @@ def build_world(demo_catalog, capture) -> World:
         "pending_version": pending.pk,
         "publisher": pending.bundle.publisher_id,
         "bundle": demo_catalog["2.1.0"].bundle_id,
+        "revision": AuditEntry.objects.filter(workspace=acme).latest("revision_id").revision_id,
     }
     return World(acme=acme, users=users, tokens=tokens, ids=ids)
 

@@ -1,0 +1,250 @@
+"""The audit log, as auditors and operators read it: the admin's page, GET /api/audit/
+and the CSV and JSON Lines exports, with one set of filters and pages by position."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
+
+from catalog.models import WorkspaceSkill
+from pixie.audit import audited
+from pixie.models import AuditEntry, Workspace
+from pixie.permissions import AUDITORS_GROUP
+from tests.clients import admin_for, api_for
+from tests.factories import make_user, make_workspace
+from tests.installer.flow import install
+
+pytestmark = pytest.mark.django_db
+
+LOG = "/admin/pixie/auditentry/"
+
+
+@pytest.fixture
+def world(demo_catalog, django_capture_on_commit_callbacks):
+    """acme with an install and 12 API edits by its owner; globex with one rename."""
+    owner = make_user("olive")
+    workspace = make_workspace("acme", owner=owner, members=[make_user("mia")])
+    plan = install(workspace, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    for n in range(12):
+        answer = api_for(owner).patch(
+            "/api/workspaces/acme/skills/invoice-chase/", {"body": f"Chase {n}."}, format="json"
+        )
+        assert answer.status_code == 200
+    gus = make_user("gus")
+    globex = make_workspace("globex", owner=gus)
+    with audited(actor=gus, comment="Renamed globex"):
+        globex.name = "Globex Corp"
+        globex.save()
+    auditor = make_user("aud")
+    auditor.groups.add(Group.objects.get(name=AUDITORS_GROUP))
+    return {"owner": owner, "plan": plan, "auditor": auditor, "workspace": workspace}
+
+
+def ids(rows) -> list[int]:
+    return [row["id"] for row in rows]
+
+
+def api_all(client, **params) -> list[dict]:
+    """Every entry the API lists for these filters, following its cursor."""
+    answer = client.get("/api/audit/", params)
+    assert answer.status_code == 200, answer.content
+    rows, body = [], answer.json()
+    rows += body["results"]
+    while body["next"]:
+        body = client.get(body["next"]).json()
+        rows += body["results"]
+    return rows
+
+
+def test_each_filter_finds_what_it_names_in_the_api_and_the_page(world):
+    reader = api_for(world["auditor"])
+    everything = api_all(reader)
+    assert len(everything) == AuditEntry.objects.count()
+    by_olive = api_all(reader, person="olive")
+    assert by_olive and {row["by"] for row in by_olive} == {"olive"}
+    assert {row["workspace"] for row in api_all(reader, workspace="globex")} == {"globex"}
+    catalog = api_all(reader, workspace="catalog")
+    assert catalog and {row["where"] for row in catalog} == {"the catalog"}
+    plan = world["plan"]
+    of_plan = api_all(reader, plan=plan.pk)
+    assert {row["plan"] for row in of_plan} == {plan.pk}
+    assert any(row["comment"] == f"Applied plan #{plan.pk}" for row in of_plan)
+    assert any(row["comment"].startswith("Approved plan") for row in of_plan)
+    renames = api_all(reader, type="pixie.workspace")
+    assert "Renamed globex" in {row["comment"] for row in renames}
+    assert all(
+        any(o["type"] == "pixie.workspace" for o in row["objects"]) or row["object_count"] > 20
+        for row in renames
+    )
+    assert {row["channel"] for row in api_all(reader, channel="task")} == {"task"}
+    assert api_all(reader, search="no comment says this") == []
+    assert len(api_all(reader, search="edited skill @invoice")) == 12
+    today = everything[0]["at"][:10]
+    assert len(api_all(reader, since=today, until=today)) == len(everything)
+    assert api_all(reader, until="2000-01-01") == []
+    # The page shows the same rows for the same filters.
+    page = admin_for(world["auditor"]).get(LOG, {"workspace": "globex"}).content.decode()
+    assert "Renamed globex" in page and "Edited skill @invoice-chase" not in page
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"plan": "soon"}, "plan: 'soon' is not a plan number."),
+        ({"channel": "fax"}, "channel: 'fax' is not a path; one of admin, api"),
+        ({"type": "catalog.nothing"}, "type: 'catalog.nothing' is not a kind of object"),
+        ({"workspace": "initech"}, "workspace: no workspace has the slug 'initech'"),
+        ({"since": "yesterday"}, "since: 'yesterday' is not a date (YYYY-MM-DD)."),
+        ({"since": "2026-12-02", "until": "2026-12-01"}, "since (2026-12-02) is after until"),
+        ({"search": "x" * 201}, "search: at most 200 characters (201 given)."),
+    ],
+)
+def test_a_bad_filter_is_named_and_shows_nothing(world, params, words):
+    answer = api_for(world["auditor"]).get("/api/audit/", params)
+    assert answer.status_code == 400
+    assert answer.json()["code"] == "invalid" and words in answer.json()["detail"]
+    page = admin_for(world["auditor"]).get(LOG, params)
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert words.replace("'", "&#x27;") in text
+    assert 'id="audit-log"' not in text and "Nothing is shown until the filters are mended." in text
+    export = api_for(world["auditor"]).get("/api/audit/export.csv", params)
+    assert export.status_code == 400 and words in export.json()["detail"]
+
+
+def test_the_page_walks_older_and_back_by_position_in_bounded_queries(
+    world, django_assert_max_num_queries
+):
+    globex = Workspace.objects.get(slug="globex")
+    for n in range(70):
+        with audited(actor=None, comment=f"Renamed globex, take {n}"):
+            globex.name = f"Globex {n}"
+            globex.save()
+    client = admin_for(world["auditor"])
+    seen, url, pages = [], LOG, 0
+    while url:
+        with django_assert_max_num_queries(12):
+            answer = client.get(url)
+        pages += 1
+        text = answer.content.decode()
+        seen += [int(part.split('"')[0]) for part in text.split('<tr id="entry-')[1:]]
+        older = answer.context["page"].older
+        url = f"{LOG}?before={older}" if older else None
+    assert pages >= 2
+    newest_first = AuditEntry.objects.order_by("-revision_id")
+    everything = list(newest_first.values_list("revision", flat=True))
+    assert seen == everything  # newest first, each once, none left out
+    # The second page's "Newer" leads back to the first.
+    second = client.get(f"{LOG}?before={everything[49]}")
+    back = client.get(f"{LOG}?after={second.context['page'].newer}")
+    assert [e.revision_id for e in back.context["page"].entries] == everything[:50]
+    assert client.get(f"{LOG}?before=a-cursor").status_code == 200  # named, not a crash
+
+
+def test_exports_hold_the_filtered_rows_whole_and_alike_from_admin_and_api(world):
+    auditor = world["auditor"]
+    wanted = AuditEntry.objects.filter(workspace__slug="acme").count()
+    admin_csv = admin_for(auditor).get(f"{LOG}export.csv", {"workspace": "acme"})
+    assert admin_csv.status_code == 200
+    assert admin_csv["Content-Type"] == "text/csv; charset=utf-8"
+    assert 'attachment; filename="pixie-audit-' in admin_csv["Content-Disposition"]
+    admin_text = b"".join(admin_csv.streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(admin_text)))
+    assert len(rows) == wanted
+    assert {row["workspace"] for row in rows} == {"acme"}
+    # A cell a spreadsheet would run as a formula is kept as text: "@invoice-chase r3".
+    edited = next(row for row in rows if row["comment"] == "Edited skill @invoice-chase")
+    assert edited["objects"].startswith("catalog.") and "'@" not in edited["comment"]
+    api_csv = api_for(auditor).get(
+        "/api/audit/export.csv", {"workspace": "acme"}, HTTP_ACCEPT="text/csv"
+    )
+    assert api_csv.status_code == 200
+    assert b"".join(api_csv.streaming_content).decode() == admin_text
+    lines = b"".join(
+        api_for(auditor).get("/api/audit/export.jsonl", {"workspace": "acme"}).streaming_content
+    ).splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [int(row["id"]) for row in rows]
+    assert ids(api_all(api_for(auditor), workspace="acme")) == [int(row["id"]) for row in rows]
+
+
+def test_a_cell_starting_like_a_formula_is_exported_as_text(world):
+    owner = world["owner"]
+    skill = WorkspaceSkill.objects.get(workspace=world["workspace"], slug="invoice-chase")
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    answer = admin_for(owner).post(
+        edit, {"name": "Invoice chase", "body": "Chase.", "comment": "=HYPERLINK(1)"}
+    )
+    assert answer.status_code == 302
+    export = admin_for(world["auditor"]).get(f"{LOG}export.csv", {"search": "HYPERLINK"})
+    text = b"".join(export.streaming_content).decode()
+    (row,) = csv.DictReader(io.StringIO(text))
+    assert row["comment"] == "'=HYPERLINK(1)"
+
+
+def test_only_auditors_and_operators_read_the_log(world):
+    member = make_user("mo")
+    Workspace.objects.get(slug="acme").memberships.create(user=member, role="owner")
+    refused = api_for(member).get("/api/audit/")
+    assert refused.status_code == 403 and refused.json()["code"] == "auditor_required"
+    assert api_for(member).get("/api/audit/export.jsonl").status_code == 403
+    assert admin_for(member).get(LOG).status_code == 403
+    assert admin_for(member).get(f"{LOG}export.csv").status_code == 403
+    assert api_for(member).get("/api/workspaces/acme/history/").status_code == 200  # theirs
+    operator = make_user("opal")
+    operator.groups.add(Group.objects.get(name="operators"))
+    assert api_for(operator).get("/api/audit/").status_code == 200
+    anonymous = api_for(None).get("/api/audit/")
+    assert anonymous.status_code in (401, 403)
+
+
+def test_a_person_s_words_do_not_file_a_change_under_a_plan(world):
+    """Only Pixie's own record of a plan attaches a change to it, never a comment."""
+    skill = WorkspaceSkill.objects.get(workspace=world["workspace"], slug="invoice-chase")
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    words = f"Undo plan #{world['plan'].pk}"
+    form = {"name": "Invoice chase", "body": "Back.", "comment": words}
+    admin_for(world["owner"]).post(edit, form)
+    entry = AuditEntry.objects.select_related("revision").latest("revision_id")
+    assert entry.revision.comment == f"Undo plan #{world['plan'].pk}"
+    assert entry.plan_id is None
+
+
+def test_a_large_change_lists_its_first_objects_and_counts_the_rest(world):
+    owner = world["owner"]
+    workspaces = [make_workspace(f"team-{n}", owner=owner) for n in range(30)]
+    with audited(actor=owner, comment="Renamed thirty teams"):
+        for workspace in workspaces:
+            workspace.name = f"{workspace.name} (old)"
+            workspace.save()
+    (entry,) = api_all(api_for(world["auditor"]), search="Renamed thirty")
+    assert entry["object_count"] == 30 and len(entry["objects"]) == 20
+    assert entry["where"] == "several workspaces" and entry["workspace"] is None
+    page = admin_for(world["auditor"]).get(LOG, {"search": "Renamed thirty"}).content.decode()
+    assert "and 25 more" in page and "several workspaces" in page
+
+
+def test_a_workspace_s_members_page_through_every_object_of_a_large_change(
+    world, django_assert_max_num_queries
+):
+    workspace = world["workspace"]
+    with audited(actor=world["owner"], comment="Invited a hundred and thirty people"):
+        for n in range(130):
+            workspace.memberships.create(user=make_user(f"guest-{n}"), role="member")
+    applied = AuditEntry.objects.latest("revision_id")
+    assert applied.workspace == workspace
+    reader = api_for(workspace.memberships.first().user)
+    url = f"/api/workspaces/acme/history/{applied.revision_id}/objects/"
+    objects, next_url = [], url
+    while next_url:
+        with django_assert_max_num_queries(6):
+            body = reader.get(next_url).json()
+        objects += body["results"]
+        next_url = body["next"]
+    assert len(objects) == applied.object_count == 130
+    assert len({o['id'] for o in objects}) == 130
+    assert reader.get("/api/workspaces/acme/history/999999/objects/").status_code == 404
+    stranger = api_for(make_user("sid"))
+    assert stranger.get(url).status_code == 404
