@@ -237,12 +237,12 @@ def skill_restore(*, skill: WorkspaceSkill, number: int, actor) -> SkillRevision
 
 def _locked_with_head(skill: WorkspaceSkill) -> WorkspaceSkill:
     """The skill's row, locked for a new revision, with its head."""
-    # of=("self",): PostgreSQL cannot lock the nullable side of the outer join to head.
-    return (
-        WorkspaceSkill.objects.select_for_update(of=("self",))
-        .select_related("head")
-        .get(pk=skill.pk)
-    )
+    locked = WorkspaceSkill.objects.select_for_update().get(pk=skill.pk)
+    # The head is read after the lock, in a statement of its own. Joined to the locking
+    # statement, a head another writer had just committed was not in that statement's
+    # snapshot: PostgreSQL re-read the locked row but joined it to nothing (head None).
+    locked.head  # noqa: B018  (loads it now, inside the lock)
+    return locked
 
 
 def _same_text(a: SkillRevision, b: SkillRevision) -> bool:
@@ -292,13 +292,17 @@ def skill_rename(*, skill: WorkspaceSkill, new_slug: str, actor) -> list[str]:
         locked.slug = new_slug
         locked.save(update_fields=["slug"])
         rewritten = []
-        others = (
-            WorkspaceSkill.objects.select_for_update(of=("self",))
+        # Lock, then read the heads in a statement of their own (see _locked_with_head):
+        # a head joined to the locking statement could read as none, and its mention
+        # would be left unrewritten.
+        ids = list(
+            WorkspaceSkill.objects.select_for_update()
             .filter(workspace_id=locked.workspace_id)
             .exclude(pk=locked.pk)
-            .select_related("head")
             .order_by("pk")
+            .values_list("pk", flat=True)
         )
+        others = WorkspaceSkill.objects.filter(pk__in=ids).select_related("head").order_by("pk")
         for other in others:
             head = other.head
             if head is None or old_slug not in parse_mentions(head.body):
