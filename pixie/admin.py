@@ -3,6 +3,7 @@ from urllib.parse import urlencode
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db.models.functions import Length
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
@@ -25,7 +26,7 @@ from .audit_log import (
 )
 from .dashboard import workspace_dashboard
 from .errors import ValidationFailed
-from .models import AuditEntry, Membership, Workspace
+from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
 from .permissions import reads_audit_log, sees_every_workspace
 
 
@@ -137,6 +138,7 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
             channels=AuditEntry.Channel.choices,
             types=object_types(),
             catalog=CATALOG,
+            chain=_chain_state(),
         )
 
     def export_view(self, request):
@@ -171,6 +173,20 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
             ],
             "more": max(entry.object_count - len(entry.revision.first_objects), 0),
         }
+
+
+HEADS_SHOWN = 20
+
+
+def _chain_state() -> dict:
+    """The last check of the chains and their heads (the catalog's first), for the page."""
+    count = AuditChain.objects.count()
+    return {
+        "check": AuditCheck.objects.order_by("-at").first(),
+        "chains": count,
+        "heads": AuditChain.objects.order_by(Length("key"), "key")[:HEADS_SHOWN],
+        "more_heads": max(count - HEADS_SHOWN, 0),
+    }
 
 
 def _object_url(version) -> str:

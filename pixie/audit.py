@@ -15,6 +15,7 @@ from contextvars import ContextVar
 import reversion
 from django.db import transaction
 
+from .audit_chain import chain_extend
 from .logs import request_id_var, request_path_var, task_id_var
 from .models import AuditEntry, Workspace
 
@@ -111,9 +112,9 @@ def plan_of(versions) -> int | None:
 
 def record_entry(sender, revision, versions, **kwargs) -> None:
     """reversion's post_revision_commit: the entry of the revision just saved, in the same
-    transaction."""
+    transaction, in its chain (pixie.audit_chain)."""
     workspaces, catalog = placement(versions)
-    AuditEntry.objects.create(
+    entry = AuditEntry(
         revision=revision,
         workspace_id=next(iter(workspaces)) if len(workspaces) == 1 else None,
         scope=scope_of(workspaces, catalog),
@@ -121,3 +122,4 @@ def record_entry(sender, revision, versions, **kwargs) -> None:
         plan_id=plan_of(versions),
         object_count=len(versions),
     )
+    chain_extend(entry, revision, versions)  # saves it, with its digest

@@ -30,6 +30,7 @@ from .audit_log import (
 )
 from .errors import PermissionRefused
 from .models import AuditEntry
+from .pagination import MAX_OFFSET
 from .permissions import reads_audit_log
 
 
@@ -109,9 +110,11 @@ class HistoryEntryObjects(InWorkspace, generics.ListAPIView):
     pagination_class = ByRecordingOrder
 
     def get_queryset(self):
-        entry = AuditEntry.objects.filter(
-            workspace=self.workspace(), revision_id=self.kwargs["pk"]
-        ).first()
+        entry = None
+        if self.kwargs["pk"] <= MAX_OFFSET:  # past bigint: no such id, not a crash
+            entry = AuditEntry.objects.filter(
+                workspace=self.workspace(), revision_id=self.kwargs["pk"]
+            ).first()
         if entry is None:
             raise NotFound("This workspace's history has no such change.")
         return Version.objects.filter(revision_id=entry.revision_id).select_related(

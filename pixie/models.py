@@ -76,12 +76,21 @@ class AuditEntry(models.Model):
     plan_id = models.PositiveBigIntegerField(null=True, blank=True)
     # Kept so a page names "and 4,000 more" without reading the 4,000.
     object_count = models.PositiveIntegerField(default=0)
+    # Its place in a chain of digests (pixie.audit_chain): the workspace's chain, or the
+    # catalog's; its number there; and the digest of it and the entry before it.
+    chain = models.CharField(max_length=40, blank=True)
+    sequence = models.PositiveBigIntegerField(null=True, blank=True)
+    digest = models.CharField(max_length=64, blank=True)
 
     class Meta:
         verbose_name_plural = "audit entries"
         indexes = [
             models.Index(fields=["workspace", "-revision"], name="audit_by_workspace"),
             models.Index(fields=["plan_id", "-revision"], name="audit_by_plan"),
+        ]
+        constraints = [
+            # A chain never forks: two writers cannot both take the same place in it.
+            models.UniqueConstraint(fields=["chain", "sequence"], name="one_entry_a_place")
         ]
 
     def __str__(self):
@@ -95,3 +104,36 @@ class AuditEntry(models.Model):
             return "several workspaces"
         name = self.workspace.name if self.workspace else "a deleted workspace"
         return f"{name} and the catalog" if self.scope == self.Scope.WORKSPACE_AND_CATALOG else name
+
+
+class AuditChain(models.Model):
+    """The head of one chain of audit digests: how long it is and its last digest. Its
+    row is the chain's lock: a writer extends the chain holding it (pixie.audit_chain)."""
+
+    key = models.CharField(max_length=40, unique=True)  # "catalog" or "workspace:12"
+    length = models.PositiveBigIntegerField(default=0)
+    head = models.CharField(max_length=64, blank=True)
+
+    def __str__(self):
+        return f"{self.key}: {self.length} entries"
+
+
+class AuditCheck(models.Model):
+    """One walk of every chain (manage.py audit_verify): what it found."""
+
+    at = models.DateTimeField(auto_now_add=True)
+    entries = models.PositiveBigIntegerField()
+    chains = models.PositiveIntegerField()
+    # The first entry of each broken chain and what no longer matches, in words.
+    problems = models.JSONField(default=list)
+    unchained = models.PositiveBigIntegerField(default=0)  # entries no chain covers
+
+    class Meta:
+        get_latest_by = "at"
+
+    def __str__(self):
+        return f"Audit check at {self.at:%Y-%m-%d %H:%M}: {len(self.problems)} problems"
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems

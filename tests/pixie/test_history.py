@@ -142,6 +142,12 @@ def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
     assert renamed.object_count == 1
     assert not AuditEntry.objects.filter(object_count=0).exists()  # each counts its objects
     assert set(loaded.values_list("scope", flat=True)) == {"catalog"}
+    # Each joins its chain, oldest first, and the chains verify.
+    from pixie.audit_chain import chain_verify
+
+    assert not AuditEntry.objects.filter(sequence=None).exists()
+    report = chain_verify()
+    assert report.problems == [] and report.entries == AuditEntry.objects.count()
 
 
 def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_queries(

@@ -1,0 +1,198 @@
+"""Tamper evidence: each recorded change is chained to the one before it in its
+workspace's chain or the catalog's, and `manage.py audit_verify` names the first entry
+that no longer matches after a row was changed behind Pixie's back."""
+
+import threading
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, connections
+from django.urls import reverse
+
+from catalog.models import WorkspaceSkill
+from catalog.services.workspace_skills import skill_create, skill_edit
+from pixie.audit import audited
+from pixie.audit_chain import chain_verify
+from pixie.models import AuditChain, AuditCheck, AuditEntry, Workspace
+from tests.clients import admin_for, api_for
+from tests.factories import make_user, make_workspace
+from tests.installer.flow import install
+
+LOG = "/admin/pixie/auditentry/"
+
+
+@pytest.fixture
+def acme(demo_catalog, django_capture_on_commit_callbacks):
+    owner = make_user("olive")
+    workspace = make_workspace("acme", owner=owner)
+    install(workspace, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    for n in range(3):
+        api_for(owner).patch(
+            "/api/workspaces/acme/skills/invoice-chase/", {"body": f"Chase {n}."}, format="json"
+        )
+    return workspace, owner
+
+
+def verify() -> tuple[str, str]:
+    """audit_verify's output and its refusal ("" when every digest matches)."""
+    import io
+
+    out = io.StringIO()
+    err = io.StringIO()
+    try:
+        call_command("audit_verify", stdout=out, stderr=err)
+    except CommandError as refused:
+        return out.getvalue() + err.getvalue(), str(refused)
+    return out.getvalue(), ""
+
+
+def sql(statement: str, *params) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+@pytest.mark.django_db
+def test_every_change_joins_its_workspace_s_chain_or_the_catalog_s(acme):
+    workspace, _owner = acme
+    ours = AuditEntry.objects.filter(workspace=workspace).order_by("revision_id")
+    assert {entry.chain for entry in ours} == {f"workspace:{workspace.pk}"}
+    assert [entry.sequence for entry in ours] == list(range(1, ours.count() + 1))
+    loads = AuditEntry.objects.filter(revision__comment__contains="Loaded bundle")
+    assert loads.exists() and {entry.chain for entry in loads} == {"catalog"}
+    assert AuditChain.objects.get(key=f"workspace:{workspace.pk}").length == ours.count()
+    output, refused = verify()
+    assert refused == ""
+    everything = AuditEntry.objects.count()
+    assert f"Checked {everything} entries in 2 chains: every digest matches." in output
+
+
+TAMPERING = {
+    "an object's recorded fields": (
+        "UPDATE reversion_version SET serialized_data = REPLACE(serialized_data, 'Chase 1.', "
+        "'Chase kindly.') WHERE revision_id = %s"
+    ),
+    "the comment": "UPDATE reversion_revision SET comment = 'Nothing to see' WHERE id = %s",
+    "who made it": "UPDATE reversion_revision SET user_id = NULL WHERE id = %s",
+    "its plan": "UPDATE pixie_auditentry SET plan_id = 7 WHERE revision_id = %s",
+    "a recorded object, removed": "DELETE FROM reversion_version WHERE revision_id = %s",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("what", TAMPERING)
+def test_audit_verify_names_the_entry_changed_behind_pixie_s_back(acme, what):
+    workspace, _owner = acme
+    second_edit = AuditEntry.objects.filter(workspace=workspace).order_by("-revision_id")[1]
+    sql(TAMPERING[what], second_edit.revision_id)
+    output, refused = verify()
+    assert refused.startswith("Checked ") and refused.endswith("1 chain no longer matches.")
+    assert (
+        f"Chain workspace:{workspace.pk}: the entry of revision #{second_edit.revision_id} "
+        f"(place {second_edit.sequence}) no longer matches its digest"
+    ) in output
+    assert "Chain catalog" not in output  # the other chain still holds
+    # The page says so, for auditors and operators.
+    operator = make_user("opal", is_superuser=True)
+    page = admin_for(operator).get(LOG).content.decode()
+    assert "1 chain no longer matches" in page and f"#{second_edit.revision_id}" in page
+
+
+@pytest.mark.django_db
+def test_a_deleted_entry_and_a_cut_end_are_named(acme):
+    workspace, _owner = acme
+    ours = list(AuditEntry.objects.filter(workspace=workspace).order_by("revision_id"))
+    sql("DELETE FROM pixie_auditentry WHERE revision_id = %s", ours[1].revision_id)
+    output, _refused = verify()
+    assert f"place 2 is missing before the entry of revision #{ours[2].revision_id}" in output
+    sql("DELETE FROM pixie_auditentry WHERE chain = %s AND sequence > 1", ours[0].chain)
+    output, _refused = verify()
+    assert f"its head records {len(ours)} entries, but the last found is place 1" in output
+
+
+@pytest.mark.django_db
+def test_the_page_shows_when_the_chains_were_last_checked(acme):
+    operator = make_user("opal", is_superuser=True)
+    page = admin_for(operator).get(LOG).content.decode()
+    assert "The chains of digests have not been checked yet." in page
+    verify()
+    check = AuditCheck.objects.latest()
+    page = admin_for(operator).get(LOG).content.decode()
+    assert "Every digest matched" in page and f"{check.entries} entries in 2 chains" in page
+    head = AuditChain.objects.get(key="catalog")
+    assert head.head in page  # its head digest, to keep a copy of
+
+
+@pytest.mark.django_db
+def test_a_promote_from_a_workspace_joins_the_catalog_s_chain(acme):
+    from agents.models import Agent
+    from agents.promote import assembly_promote
+    from agents.services import agent_skill_attach
+
+    workspace, owner = acme
+    agent = Agent.objects.create(workspace=workspace, slug="kit", name="Kit")
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    agent_skill_attach(agent=agent, skill=skill, actor=owner)
+    assembly_promote(agent=agent, actor=owner, slug="acme-kit", name="Acme kit")
+    entry = AuditEntry.objects.latest("revision_id")
+    assert entry.chain == "catalog"
+    assert verify()[1] == ""
+
+
+@pytest.mark.skipif(
+    connections["default"].vendor != "postgresql", reason="row locks need PostgreSQL"
+)
+@pytest.mark.django_db(transaction=True)
+def test_writers_racing_on_one_workspace_never_fork_its_chain(demo_catalog):
+    """Eight threads edit four skills of one workspace at once, two on each skill, in
+    their own transactions: every edit lands (none reads the other's head as missing),
+    every entry takes the next place, and the chain verifies."""
+    owner = make_user("olive")
+    workspace = make_workspace("acme", owner=owner)
+    skills = [
+        skill_create(
+            workspace=workspace, slug=f"skill-{n}", name=f"Skill {n}",
+            short_description="A skill.", body="Begin.", actor=owner,
+        )  # fmt: skip
+        for n in range(4)
+    ]
+    start = threading.Barrier(8)
+    failures = []
+
+    def writer(n: int):
+        try:
+            start.wait()
+            for round_ in range(5):
+                skill = WorkspaceSkill.objects.get(pk=skills[(n + round_) % 4].pk)
+                skill_edit(skill=skill, actor=owner, body=f"Written by {n}, round {round_}.")
+        except Exception as error:  # noqa: BLE001  (reported below, whatever it is)
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for skill in skills:  # its first revision and ten edits, numbered in turn
+        numbers = sorted(skill.revisions.values_list("number", flat=True))
+        assert numbers == list(range(1, 12))
+    chain = AuditEntry.objects.filter(chain=f"workspace:{workspace.pk}")
+    assert sorted(chain.values_list("sequence", flat=True)) == list(range(1, chain.count() + 1))
+    assert chain.count() >= 40
+    assert chain_verify().problems == []
+
+
+@pytest.mark.django_db
+def test_a_renamed_workspace_s_history_still_verifies(acme):
+    """Changes through the admin's own forms are chained like any other."""
+    workspace, owner = acme
+    with audited(actor=owner, comment="Renamed acme"):
+        Workspace.objects.filter(pk=workspace.pk).update(name="Acme Ltd")
+        workspace.refresh_from_db()
+        workspace.save()
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    admin_for(owner).post(edit, {"name": "Invoice chase", "body": "By the admin."})
+    assert verify()[1] == ""
