@@ -1,0 +1,245 @@
+"""The audit log at scale: 1,000,000 recorded changes (PostgreSQL only).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/perf \
+        .venv/bin/python benchmarks/audit_log.py [ROWS]
+
+Seeds a throwaway test database with ROWS revisions (default 1,000,000) spread over a
+year, 100 workspaces and the catalog, 20 people and every path, each with one recorded
+object, chained as Pixie chains them (pixie.audit_chain computes every digest), plus one
+change that recorded 5,000 objects. Rows go in with COPY: the point is reading them.
+
+Then, as an auditor with Django's test client: the admin's audit log (first page, a
+page half-way down, and each filter), GET /api/audit/ and a cursor page, one
+workspace's CSV export, the first 100,000 rows of the whole JSON Lines export, and
+`audit_verify` over every chain. Prints a Markdown section: what, queries, median time.
+"""
+
+import json
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_test_database, record  # noqa: E402
+
+connection, teardown = django_with_test_database()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth.models import Group  # noqa: E402
+from django.contrib.contenttypes.models import ContentType  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from catalog.models import WorkspaceSkill  # noqa: E402
+from pixie.audit_chain import chain_key, chain_verify, entry_digest  # noqa: E402
+from pixie.models import Workspace  # noqa: E402
+from pixie.permissions import AUDITORS_GROUP  # noqa: E402
+
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+WORKSPACES, PEOPLE, BIG = 100, 20, 5_000
+RUNS = 5
+CHANNELS = ["admin", "api", "task", "command"]
+LOG = "/admin/pixie/auditentry/"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def seed() -> dict:
+    User = get_user_model()
+    people = [User.objects.create_user(f"person-{n}") for n in range(PEOPLE)]
+    workspaces = Workspace.objects.bulk_create(
+        Workspace(slug=f"team-{n}", name=f"Team {n}") for n in range(WORKSPACES)
+    )
+    skill_type = ContentType.objects.get_for_model(WorkspaceSkill)
+    workspace_type = ContentType.objects.get_for_model(Workspace)
+    labels = {
+        skill_type.pk: f"{skill_type.app_label}.{skill_type.model}",
+        workspace_type.pk: "pixie.workspace",
+    }
+    start = datetime.now(UTC) - timedelta(days=365)
+    step = timedelta(days=365) / ROWS
+    heads: dict[str, tuple[int, str]] = {}
+    version_id = 0
+    revision_rows, version_rows, entry_rows = [], [], []
+    for n in range(1, ROWS + 2):
+        big = n == ROWS // 2  # one change, half-way down, that recorded BIG objects
+        at = start + step * n
+        person = people[n % PEOPLE].pk
+        in_catalog = n % 10 == 0
+        workspace = None if in_catalog else workspaces[n % WORKSPACES]
+        comment = (
+            f"Published bundle-{n % 997} 1.{n % 13}.0"
+            if in_catalog
+            else f"Edited skill @skill-{n % 5000} of {workspace.slug}"
+        )
+        revision_rows.append((n, at, person, comment))
+        objects = []
+        for k in range(BIG if big else 1):
+            version_id += 1
+            kind = workspace_type.pk if in_catalog else skill_type.pk
+            fields = json.dumps(
+                [{"model": labels[kind], "pk": k + 1, "fields": {
+                    "workspace": None if in_catalog else workspace.pk,
+                    "slug": f"skill-{(n + k) % 5000}",
+                }}]
+            )  # fmt: skip
+            name = f"@skill-{(n + k) % 5000}"
+            version_rows.append((version_id, str(k + 1), "json", fields, name, kind, n, "default"))
+            objects.append((labels[kind], str(k + 1), "default", "json", fields, name))
+        scope = "catalog" if in_catalog else "workspace"
+        entry = {
+            "workspace_id": None if in_catalog else workspace.pk,
+            "scope": scope,
+            "channel": CHANNELS[n % 4],
+            "plan_id": (n // 50) if n % 7 == 0 else None,
+            "object_count": len(objects),
+        }
+        key = chain_key(scope, entry["workspace_id"])
+        length, previous = heads.get(key, (0, ""))
+        digest = entry_digest(
+            previous=previous, chain=key, sequence=length + 1,
+            revision={"id": n, "date_created": at, "user_id": person, "comment": comment},
+            entry=entry, objects=objects,
+        )  # fmt: skip
+        heads[key] = (length + 1, digest)
+        entry_rows.append(
+            (n, n, entry["workspace_id"], scope, entry["channel"], entry["plan_id"],
+             len(objects), key, length + 1, digest)
+        )  # fmt: skip
+        if len(revision_rows) >= 50_000 or n == ROWS + 1:
+            _copy(revision_rows, version_rows, entry_rows)
+            revision_rows, version_rows, entry_rows = [], [], []
+            log(f"  {n:,} revisions")
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO pixie_auditchain (key, length, head) VALUES (%s, %s, %s)",
+            [(key, length, head) for key, (length, head) in heads.items()],
+        )
+        for table in ("reversion_revision", "reversion_version", "pixie_auditentry"):
+            cursor.execute(  # our own three table names, not input
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608
+                f"(SELECT MAX(id) FROM {table}))"
+            )
+        cursor.execute("ANALYZE")
+    return {"people": people, "workspaces": workspaces}
+
+
+def _copy(revisions, versions, entries) -> None:
+    with connection.cursor() as cursor:
+        raw = cursor.connection
+        with raw.cursor() as c:
+            with c.copy(
+                "COPY reversion_revision (id, date_created, user_id, comment) FROM STDIN"
+            ) as copy:
+                for row in revisions:
+                    copy.write_row(row)
+            with c.copy(
+                "COPY reversion_version (id, object_id, format, serialized_data, object_repr, "
+                "content_type_id, revision_id, db) FROM STDIN"
+            ) as copy:
+                for row in versions:
+                    copy.write_row(row)
+            with c.copy(
+                "COPY pixie_auditentry (id, revision_id, workspace_id, scope, channel, plan_id, "
+                "object_count, chain, sequence, digest) FROM STDIN"
+            ) as copy:
+                for row in entries:
+                    copy.write_row(row)
+
+
+def measure(browser: Client, url: str) -> tuple[int, float]:
+    """(queries, median milliseconds) over RUNS fetches, after one warm-up."""
+    queries = []
+    with connection.execute_wrapper(lambda execute, *args: queries.append(1) or execute(*args)):
+        response = browser.get(url)
+    assert response.status_code == 200, (url, response.status_code, response.content[:300])
+    timings = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        response = browser.get(url)
+        if hasattr(response, "streaming_content"):
+            b"".join(response.streaming_content)
+        timings.append(time.perf_counter() - started)
+    return len(queries), statistics.median(timings) * 1000
+
+
+def days_ago(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).date().isoformat()
+
+
+def main() -> list[str]:
+    started = time.perf_counter()
+    seed()
+    log(f"seeded {ROWS:,} revisions in {time.perf_counter() - started:.0f} s")
+    auditor = get_user_model().objects.create_user("auditor", is_staff=True)
+    auditor.groups.add(Group.objects.get(name=AUDITORS_GROUP))
+    browser = Client()
+    browser.force_login(auditor)
+    middle = ROWS // 2
+    pages = [
+        ("The log, first page", LOG),
+        ("A page half-way down (`before=`)", f"{LOG}?before={middle}"),
+        ("One person", f"{LOG}?person=person-7"),
+        ("One workspace", f"{LOG}?workspace=team-42"),
+        ("The catalog", f"{LOG}?workspace=catalog"),
+        ("One object type", f"{LOG}?type=pixie.workspace"),
+        ("One plan", f"{LOG}?plan={middle // 50}"),
+        ("A week, half-way down", f"{LOG}?since={days_ago(180)}&until={days_ago(174)}"),
+        ("A search of comments", f"{LOG}?search=bundle-996"),
+        ("API: GET /api/audit/", "/api/audit/"),
+        ("API: one workspace, by cursor", "/api/audit/?workspace=team-42"),
+    ]
+    lines = [
+        "## The audit log at scale",
+        "",
+        f"{ROWS:,} recorded changes (one object each, and one of {BIG:,} objects), "
+        f"{WORKSPACES} workspaces and the catalog, {PEOPLE} people, read by an auditor; "
+        f"median of {RUNS} after a warm-up.",
+        "",
+        "| Page | Queries | Median |",
+        "| --- | ---: | ---: |",
+    ]
+    for what, url in pages:
+        queries, ms = measure(browser, url)
+        log(f"  {what}: {queries} queries, {ms:.0f} ms")
+        lines.append(f"| {what} | {queries} | {ms:,.0f} ms |")
+        if url == LOG:
+            first_page = ms
+    record(f"audit log's first page < 500 ms at {ROWS:,} rows", f"{first_page:.0f} ms",
+           first_page < 500)  # fmt: skip
+    # Exports: one workspace whole; the first 100,000 rows of everything.
+    one = ROWS // WORKSPACES * 9 // 10
+    queries, ms = measure(browser, f"{LOG}export.csv?workspace=team-42")
+    lines.append(f"| CSV export of one workspace (about {one:,} rows) | {queries} | {ms:,.0f} ms |")
+    response = browser.get(f"{LOG}export.jsonl")
+    started, count = time.perf_counter(), 0
+    for chunk in response.streaming_content:
+        count += chunk.count(b"\n")
+        if count >= 100_000:
+            break
+    seconds = time.perf_counter() - started
+    lines.append(
+        f"| JSON Lines export, the first {count:,} rows of all | — | {seconds * 1000:,.0f} ms "
+        f"({count / seconds:,.0f} rows/s) |"
+    )
+    started = time.perf_counter()
+    report = chain_verify()
+    seconds = time.perf_counter() - started
+    assert report.problems == [], report.problems
+    lines += [
+        "",
+        f"`audit_verify` over {report.entries:,} entries in {report.chains} chains: "
+        f"{seconds:,.0f} s ({report.entries / seconds:,.0f} entries/s), every digest matching.",
+        "",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    try:
+        print("\n".join(main()))
+    finally:
+        teardown()
