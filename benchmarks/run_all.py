@@ -25,6 +25,7 @@ STEPS = [
     ("sharing.py", ["--import"]),
     ("skill_files.py", []),
     ("history.py", []),
+    ("audit_log.py", []),
     ("admin_pages.py", []),
     ("load.py", ["--ratio"]),
     ("profiles.py", []),
