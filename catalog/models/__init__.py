@@ -12,7 +12,7 @@ from .catalog import (
     Tool,
 )
 from .files import FileBlob, RevisionFile, SkillFile
-from .installs import Installation, Plan
+from .installs import GENERATION_KINDS, Generation, Installation, Plan
 from .workspace import SkillRevision, WorkspaceSkill
 
 __all__ = [
@@ -23,6 +23,8 @@ __all__ = [
     "BundleVersion",
     "CatalogReview",
     "FileBlob",
+    "GENERATION_KINDS",
+    "Generation",
     "Installation",
     "Plan",
     "Publisher",

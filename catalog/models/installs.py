@@ -38,6 +38,7 @@ class Plan(models.Model):
         UPGRADE = "upgrade", "Upgrade"
         UNINSTALL = "uninstall", "Uninstall"
         REPOINT = "repoint", "Repoint"
+        ROLLBACK = "rollback", "Roll back"
 
     class State(models.TextChoices):
         PROPOSED = "proposed", "Proposed"
@@ -93,3 +94,43 @@ class Plan(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in {self.State.PROPOSED, self.State.APPROVED, self.State.APPLYING}
+
+    @property
+    def changes_bundle(self) -> bool:
+        """An upgrade or a rollback: it moves an installation to another version."""
+        return self.kind in (self.Kind.UPGRADE, self.Kind.ROLLBACK)
+
+
+# Plans whose apply makes a generation of their installation.
+GENERATION_KINDS = (Plan.Kind.INSTALL, Plan.Kind.UPGRADE, Plan.Kind.ROLLBACK)
+
+
+@reversion.register()
+class Generation(models.Model):
+    """One applied plan of an installation, numbered from 1 (its install): the version it
+    left installed and what it changed (its plan's steps and summary). "Roll back to
+    generation N" plans a return to the state it left."""
+
+    installation = models.ForeignKey(
+        Installation, on_delete=models.CASCADE, related_name="generations"
+    )
+    number = models.PositiveIntegerField()
+    plan = models.OneToOneField(Plan, on_delete=models.PROTECT, related_name="generation")
+    bundle_version = models.ForeignKey(
+        "BundleVersion", on_delete=models.PROTECT, related_name="generations"
+    )
+    summary = models.CharField(max_length=400, blank=True)
+    applied_at = models.DateTimeField()
+    # Whose history a change of it is (pixie.audit.placement).
+    audit_workspace = "installation__workspace"
+
+    class Meta:
+        ordering = ["installation", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["installation", "number"], name="one_generation_a_number"
+            )
+        ]
+
+    def __str__(self):
+        return f"Generation {self.number} of installation #{self.installation_id}"

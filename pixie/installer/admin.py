@@ -28,7 +28,7 @@ from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
 from .plan_display import grouped_steps
-from .plans import plan_approve, plan_create, plan_reject
+from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import progress_of, repoint_backlog, repoint_create
 
 
@@ -63,7 +63,13 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
             "catalog_installation_repoint",
             post_only=True,
         )
-        return [repoint, *super().get_urls()]
+        rollback = self.page_path(
+            "<int:installation_id>/rollback/<int:number>/",
+            self.rollback_view,
+            "catalog_installation_rollback",
+            post_only=True,
+        )
+        return [repoint, rollback, *super().get_urls()]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         installation = self.get_object(request, object_id)
@@ -74,6 +80,11 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
                     workspace=installation.workspace, installation=installation
                 ),
                 "is_owner": self.is_owner(request, installation),
+                "generations": list(
+                    installation.generations.select_related(
+                        "bundle_version", "plan__decided_by"
+                    ).order_by("-number")
+                ),
             }
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
@@ -83,6 +94,18 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
             plan = repoint_create(
                 workspace=installation.workspace, installation=installation, actor=request.user
             )
+        except PixieError as exc:
+            self.report(request, exc)
+            return HttpResponseRedirect(
+                reverse("admin:catalog_installation_change", args=[installation.pk])
+            )
+        return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[plan.pk]))
+
+    def rollback_view(self, request, installation_id, number):
+        """Plan a return to generation ``number``: reviewed and approved like any plan."""
+        installation = self.page_object(request, installation_id)
+        try:
+            plan = plan_rollback(installation=installation, generation=number, actor=request.user)
         except PixieError as exc:
             self.report(request, exc)
             return HttpResponseRedirect(
@@ -238,7 +261,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             progress=progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
             backlog=(
                 repoint_backlog(workspace=plan.workspace, installation=plan.installation)
-                if plan.kind == Plan.Kind.UPGRADE and plan.status == Plan.State.APPLIED
+                if plan.changes_bundle and plan.status == Plan.State.APPLIED
                 else None
             ),
             is_owner=role == Membership.Role.OWNER,
@@ -315,6 +338,9 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
 def _target(plan: Plan) -> str:
     if plan.kind == Plan.Kind.REPOINT:
         return "of pinned skills"
+    if plan.kind == Plan.Kind.ROLLBACK:
+        version, number = plan.bundle_version, plan.options["generation"]
+        return f"{version.bundle.name} to generation {number} ({version.version})"
     if plan.bundle_version_id:
         return str(plan.bundle_version)
     return str(plan.installation.bundle_version) if plan.installation_id else "a removed install"

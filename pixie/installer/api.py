@@ -4,18 +4,19 @@ Every view resolves the workspace through workspace_for_member (404 for anyone
 not a member) and calls one service or selector.
 """
 
+from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.models import Agent
-from catalog.models import Installation, Plan
+from catalog.models import Generation, Installation, Plan
 from catalog.selectors import versions_visible_to_workspace
 from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
 
-from .plans import plan_approve, plan_create, plan_reject
+from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import repoint_create
 from .serializers import (
     InstallationSerializer,
@@ -60,6 +61,26 @@ class PlanList(InWorkspace, generics.ListAPIView):
                     raise ValidationFailed(f"{data['bundle']} is not installed in {ws.name}")
             plan = repoint_create(
                 workspace=ws, actor=request.user, agents=agents, installation=installation
+            )
+            return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
+        if data["kind"] == Plan.Kind.ROLLBACK:
+            installation = (
+                Installation.objects.select_related("bundle", "workspace")
+                .filter(workspace=ws, bundle__slug=data["bundle"])
+                .first()
+            )
+            if installation is None:
+                raise ValidationFailed(
+                    f"{data['bundle']} is not installed in {ws.name}: there is nothing to "
+                    "roll back",
+                    code="not_installed",
+                )
+            plan = plan_rollback(
+                installation=installation,
+                generation=data["generation"],
+                actor=request.user,
+                agents=agents,
+                fork_choices=data["fork_choices"],
             )
             return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
         bundle_version = _bundle_version(ws, data)
@@ -126,6 +147,9 @@ class InstallationList(InWorkspace, generics.ListAPIView):
     serializer_class = InstallationSerializer
 
     def get_queryset(self):
-        return Installation.objects.filter(workspace=self.workspace()).select_related(
-            "bundle", "bundle_version", "installed_by"
+        generations = Generation.objects.select_related("bundle_version", "plan__decided_by")
+        return (
+            Installation.objects.filter(workspace=self.workspace())
+            .select_related("bundle", "bundle_version", "installed_by")
+            .prefetch_related(Prefetch("generations", queryset=generations))
         )

@@ -12,7 +12,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill
-from catalog.models import Installation, Plan, SkillRevision, SkillVersion, WorkspaceSkill
+from catalog.models import (
+    Generation,
+    Installation,
+    Plan,
+    SkillRevision,
+    SkillVersion,
+    WorkspaceSkill,
+)
 from catalog.services.revision_files import (
     revision_files_from_listing,
     revision_files_from_versions,
@@ -157,6 +164,7 @@ class _Applying:
     rules: list[EgressRule] = field(default_factory=list)
     requirements: list[CredentialRequirement] = field(default_factory=list)
     attachments: list[AgentSkill] = field(default_factory=list)
+    generation: Generation | None = None
 
     @property
     def comment(self) -> str:
@@ -178,7 +186,26 @@ def _apply_steps(plan: Plan) -> None:
         phase(applying)
     if plan.kind == Plan.Kind.UNINSTALL:
         Installation.objects.filter(pk=applying.installation.pk).delete()
+    else:
+        applying.generation = _next_generation(applying)
     _record(applying)
+
+
+def _next_generation(applying: _Applying) -> Generation:
+    """The installation's next generation: this plan, the version it leaves installed."""
+    plan, installation = applying.plan, applying.installation
+    if plan.installation_id is None:  # an install: the plan names what it made
+        Plan.objects.filter(pk=plan.pk).update(installation=installation)
+        plan.installation = installation
+    last = installation.generations.aggregate(last=Max("number"))["last"] or 0
+    return Generation.objects.create(
+        installation=installation,
+        number=last + 1,
+        plan=plan,
+        bundle_version=plan.bundle_version,
+        summary=plan.summary,
+        applied_at=applying.now,
+    )
 
 
 def _create_skills(applying: _Applying) -> None:
@@ -333,6 +360,7 @@ def _record(applying: _Applying) -> None:
         *applying.requirements,
         *attachments,
         *([applying.installation] if kept_installation else []),
+        *([applying.generation] if applying.generation else []),
     ]:
         reversion.add_to_revision(obj)
 
@@ -346,7 +374,7 @@ def _installation(plan: Plan) -> Installation:
             installed_by=plan.decided_by,
         )
     installation = plan.installation
-    if plan.kind == Plan.Kind.UPGRADE:
+    if plan.changes_bundle:
         installation.bundle_version = plan.bundle_version
         installation.installed_by = plan.decided_by
         installation.save(update_fields=["bundle_version", "installed_by"])

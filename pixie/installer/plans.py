@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from catalog.models import BundleVersion, Installation, Plan, Status
+from catalog.models import BundleVersion, Generation, Installation, Plan, Status
 from catalog.selectors import visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
@@ -17,9 +17,11 @@ from pixie.permissions import require_owner
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
 
 
-def _check_request(*, workspace, kind, bundle_version, installation) -> None:
+def _check_request(*, workspace, kind, bundle_version, installation, generation=None) -> None:
     if kind not in Plan.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Plan.Kind.values)}; got {kind!r}")
+    if kind == Plan.Kind.ROLLBACK:
+        _check_rollback(workspace, bundle_version, installation, generation)
     if kind != Plan.Kind.UNINSTALL:
         if bundle_version is None:
             raise ValidationFailed(f"An {kind} plan needs a bundle version")
@@ -54,6 +56,69 @@ def _check_request(*, workspace, kind, bundle_version, installation) -> None:
         )
 
 
+def _check_rollback(workspace, bundle_version, installation, generation) -> None:
+    """What a rollback cannot do, named before anything else is checked."""
+    if installation is None:
+        raise ValidationFailed(
+            f"The bundle is not installed in {workspace.name}: there is nothing to roll back",
+            code="not_installed",
+        )
+    if generation is None:
+        raise ValidationFailed("A rollback names the generation to return to", code="invalid")
+    if installation.bundle_version_id == bundle_version.pk:
+        raise ValidationFailed(
+            f"Generation {generation} left {bundle_version} installed, which is installed "
+            "now: there is nothing to roll back (to undo a local edit, restore the skill's "
+            "revision)",
+            code="same_version",
+        )
+    if bundle_version.status == Status.YANKED:
+        raise ValidationFailed(
+            f"Generation {generation} left {bundle_version} installed, which was yanked since "
+            f"({bundle_version.yank_reason}): it can no longer be restored; roll back to "
+            "another generation, or upgrade",
+            code="yanked",
+        )
+
+
+def generation_of(installation: Installation, number) -> Generation:
+    """The installation's generation ``number``, or a refusal naming those it has."""
+    found = installation.generations.select_related("bundle_version__bundle").filter(
+        number=number
+    )
+    generation = found.first() if isinstance(number, int) and 0 < number < 2**31 else None
+    if generation is None:
+        numbers = list(installation.generations.values_list("number", flat=True))
+        have = (
+            f"it has generations {numbers[0]} to {numbers[-1]}"
+            if len(numbers) > 1
+            else f"it has generation {numbers[0]}" if numbers else "it has none recorded"
+        )
+        raise ValidationFailed(
+            f"{installation.bundle.name} in {installation.workspace.name} has no generation "
+            f"{number}: {have}",
+            code="no_generation",
+        )
+    return generation
+
+
+def plan_rollback(*, installation: Installation, generation, actor, **kwargs) -> Plan:
+    """A plan that returns the installation to what generation ``generation`` left: its
+    version's skills (text and files), egress rules and credential requirements. Computed
+    and applied like an upgrade to that version, so local edits since are forks with the
+    usual choices, skills it removes leave their agents, and pins stay (a repoint is
+    offered after)."""
+    found = generation_of(installation, generation)
+    return plan_create(
+        workspace=installation.workspace,
+        kind=Plan.Kind.ROLLBACK,
+        actor=actor,
+        bundle_version=found.bundle_version,
+        generation=found.number,
+        **kwargs,
+    )
+
+
 def _check_choices(fork_choices: dict, steps: list[dict]) -> None:
     forks = {s["slug"]: s for s in steps if s["type"] == "skill.fork"}
     problems = []
@@ -80,8 +145,10 @@ def plan_create(
     bundle_version: BundleVersion | None = None,
     agents: list | tuple = (),
     fork_choices: dict[str, str] | None = None,
+    generation: int | None = None,
 ) -> Plan:
-    """Compute a plan; nothing in the workspace changes until it is approved and applied."""
+    """Compute a plan; nothing in the workspace changes until it is approved and applied.
+    A rollback names the generation it returns to (plan_rollback finds its version)."""
     require_owner(user=actor, workspace=workspace)
     fork_choices = dict(fork_choices or {})
     if bundle_version is not None:  # the stored status decides, not a caller's copy
@@ -99,7 +166,11 @@ def plan_create(
         else None
     )
     _check_request(
-        workspace=workspace, kind=kind, bundle_version=bundle_version, installation=installation
+        workspace=workspace,
+        kind=kind,
+        bundle_version=bundle_version,
+        installation=installation,
+        generation=generation,
     )
     agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
     inputs, reads = read_plan_inputs(
@@ -115,7 +186,10 @@ def plan_create(
     draft = compute_plan(inputs)
     _check_choices(fork_choices, draft.steps)
     reads = relevant_reads(reads, draft.steps, inputs)
-    with audited(actor=actor, comment=f"Planned {kind} of {bundle_version or bundle}"):
+    what = f"{bundle_version or bundle}"
+    if kind == Plan.Kind.ROLLBACK:
+        what = f"{bundle.name} to generation {generation} ({bundle_version.version})"
+    with audited(actor=actor, comment=f"Planned {kind} of {what}"):
         Plan.objects.filter(
             workspace=workspace, bundle_version__bundle=bundle, status=Plan.State.PROPOSED
         ).update(status=Plan.State.SUPERSEDED, finished_at=timezone.now())
@@ -127,7 +201,11 @@ def plan_create(
             summary=draft.summary,
             expands_reach=draft.expands_reach,
             steps=draft.steps,
-            options={"agents": agent_ids, "fork_choices": fork_choices},
+            options={
+                "agents": agent_ids,
+                "fork_choices": fork_choices,
+                **({"generation": generation} if kind == Plan.Kind.ROLLBACK else {}),
+            },
             reads=reads,
             fingerprint=fingerprint(reads),
             created_by=actor,

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from catalog.models import Installation, Plan
+from catalog.models import Generation, Installation, Plan
 from pixie.api import StrictSerializer
 
 from .plan_core import FORK_CHOICES
@@ -22,12 +22,28 @@ class PlanRequestSerializer(StrictSerializer):
         required=False,
         default=dict,
     )
+    generation = serializers.IntegerField(
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        help_text="For a rollback: the generation of the installation to return to.",
+    )
 
     def validate(self, attrs):
-        if attrs["kind"] != Plan.Kind.REPOINT and not attrs.get("bundle"):
+        kind = attrs["kind"]
+        if kind != Plan.Kind.REPOINT and not attrs.get("bundle"):
             raise serializers.ValidationError({"bundle": ["Required except for a repoint."]})
-        if attrs["kind"] in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE) and not attrs.get("version"):
+        if kind in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE) and not attrs.get("version"):
             raise serializers.ValidationError({"version": ["Required for install and upgrade."]})
+        if kind == Plan.Kind.ROLLBACK:
+            if "generation" not in attrs:
+                raise serializers.ValidationError({"generation": ["Required for a rollback."]})
+            if attrs.get("version"):
+                raise serializers.ValidationError(
+                    {"version": ["A rollback names a generation, not a version."]}
+                )
+        elif "generation" in attrs:
+            raise serializers.ValidationError({"generation": ["Only a rollback names one."]})
         return attrs
 
 
@@ -41,6 +57,7 @@ class PlanSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
     progress = serializers.SerializerMethodField()
+    generation = serializers.SerializerMethodField()
     steps = serializers.SerializerMethodField()
 
     class Meta:
@@ -52,6 +69,7 @@ class PlanSerializer(serializers.ModelSerializer):
             "progress",
             "bundle",
             "version",
+            "generation",
             "summary",
             "expands_reach",
             "steps",
@@ -63,6 +81,10 @@ class PlanSerializer(serializers.ModelSerializer):
             "decided_at",
             "finished_at",
         ]
+
+    def get_generation(self, plan) -> int | None:
+        """For a rollback: the generation of the installation it returns to."""
+        return plan.options.get("generation") if plan.kind == Plan.Kind.ROLLBACK else None
 
     def get_steps(self, plan) -> list[Step]:
         """Every effect of the plan, one step each, of the types in pixie.installer.steps."""
@@ -82,13 +104,30 @@ class PlanSummarySerializer(PlanSerializer):
         fields = [f for f in PlanSerializer.Meta.fields if f != "steps"]
 
 
+class GenerationSerializer(serializers.ModelSerializer):
+    version = serializers.CharField(source="bundle_version.version")
+    plan = serializers.IntegerField(source="plan_id", help_text="The plan that made it.")
+    kind = serializers.ChoiceField(source="plan.kind", choices=Plan.Kind.choices)
+    by = serializers.CharField(source="plan.decided_by.username", default=None, allow_null=True)
+
+    class Meta:
+        model = Generation
+        fields = ["number", "version", "kind", "plan", "summary", "applied_at", "by"]
+
+
 class InstallationSerializer(serializers.ModelSerializer):
     bundle = serializers.CharField(source="bundle.slug")
     version = serializers.CharField(source="bundle_version.version")
     installed_by = serializers.CharField(
         source="installed_by.username", default=None, allow_null=True
     )
+    generations = GenerationSerializer(
+        many=True,
+        read_only=True,
+        help_text='Each applied plan, numbered from 1 (the install); "roll back to '
+        'generation N" is POST …/plans/ {"kind": "rollback", "bundle", "generation"}.',
+    )
 
     class Meta:
         model = Installation
-        fields = ["bundle", "version", "installed_at", "installed_by"]
+        fields = ["bundle", "version", "installed_at", "installed_by", "generations"]
