@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reversion
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -41,9 +42,22 @@ def agent_skill_attach(
 
 
 def agent_skill_detach(*, attachment: AgentSkill, actor) -> None:
+    """Take the skill off the agent, with the agent's own bodies for it unless a turn ran
+    one (a turn keeps exactly what it ran: then disable the skill instead)."""
     _owner(actor, attachment.agent)
-    with audited(actor=actor, comment=f"Detached @{attachment.skill.slug} from {attachment.agent}"):
+    slug = attachment.skill.slug
+    if TurnSkill.objects.filter(override__agent_skill=attachment).exists():
+        raise ValidationFailed(
+            f"Turns of {attachment.agent.name} ran with its own body for @{slug}, and a turn "
+            "keeps exactly what it ran: disable the skill instead of detaching it",
+            code="override_in_use",
+        )
+    with audited(actor=actor, comment=f"Detached @{slug} from {attachment.agent}"):
+        # The attachment names its latest override, which it takes with it.
+        AgentSkill.objects.filter(pk=attachment.pk).update(override=None)
         attachment.delete()
+        # A deleted row has no version of its own: the agent's history records the detach.
+        reversion.add_to_revision(attachment.agent)
 
 
 def agent_skills_reorder(*, agent: Agent, slugs: list[str], actor) -> list[AgentSkill]:
@@ -64,6 +78,9 @@ def agent_skills_reorder(*, agent: Agent, slugs: list[str], actor) -> list[Agent
         for position, slug in enumerate(slugs, start=1):
             by_slug[slug].position = position
         AgentSkill.objects.bulk_update(attachments, ["position"])
+        for moved in attachments:  # bulk_update saves no versions: history records each
+            moved.agent = agent  # named in its history, read once
+            reversion.add_to_revision(moved)
         return [by_slug[slug] for slug in slugs]
 
 

@@ -245,3 +245,22 @@ def test_an_upgrade_plan_reports_overridden_attachments_like_forks(
         "invoice-chase",
         1,
     )
+
+
+def test_a_skill_with_the_agent_s_own_body_detaches_unless_a_turn_ran_that_body(
+    installed, owner
+):
+    api = api_as(owner)
+    url = "/api/workspaces/acme/agents/collections/skills/{}/"
+    for slug in ("invoice-chase", "take-payment"):
+        answer = api.patch(url.format(slug), {"override": f"Our way for {slug}."}, format="json")
+        assert answer.status_code == 200, answer.content
+    collections, _front_desk = installed
+    assert api.delete(url.format("take-payment")).status_code == 200  # no turn ran it
+    assert not AgentSkill.objects.filter(agent=collections, skill__slug="take-payment").exists()
+    turn_start(agent=collections)  # runs the agent's own body for @invoice-chase
+    refused = api.delete(url.format("invoice-chase"))
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "override_in_use"
+    assert "disable the skill instead of detaching it" in refused.json()["detail"]
+    assert AgentSkill.objects.filter(agent=collections, skill__slug="invoice-chase").exists()
