@@ -50,6 +50,7 @@ def skill_version_publish(*, skill_version: SkillVersion, actor) -> SkillVersion
             status=Status.PUBLISHED, published_at=timezone.now()
         )
         locked.refresh_from_db()
+        reversion.add_to_revision(locked)  # an update() saves no version of its own
         return locked
 
 

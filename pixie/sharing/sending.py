@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import reversion
 from django.utils import timezone
 
 from pixie.audit import audited
@@ -81,6 +82,8 @@ def message_retry(*, message: Message, actor) -> Message:
             delivery=Message.Delivery.PENDING, last_error=""
         )
         if updated:
+            message.refresh_from_db()
+            reversion.add_to_revision(message)  # an update() saves no version of its own
             deliver_message.delay_on_commit(message.pk)
     message.refresh_from_db()
     return message

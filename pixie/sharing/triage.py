@@ -58,6 +58,8 @@ def messages_delete(*, workspace: Workspace, messages: list[Message], actor) -> 
     ids = [m.pk for m in _received(messages) if m.workspace_id == workspace.pk]
     with audited(actor=actor, comment=f"Deleted {len(ids)} received message(s)"):
         Message.objects.filter(pk__in=ids).delete()
+        # Deleted rows have no version of their own: the workspace's history records it.
+        reversion.add_to_revision(workspace)
     log.info("%s deleted received messages %s of %s", actor, ids, workspace.slug)
     return len(ids)
 
@@ -115,6 +117,8 @@ def sender_unblock(*, blocked: BlockedSender, actor) -> None:
     require_owner(user=actor, workspace=blocked.workspace)
     with audited(actor=actor, comment=f"Unblocked sender “{blocked.claimed_name}”"):
         BlockedSender.objects.filter(pk=blocked.pk).delete()
+        # A deleted row has no version of its own: the workspace's history records it.
+        reversion.add_to_revision(blocked.workspace)
 
 
 def pending_from(*, workspace: Workspace, sender_tag: str):
