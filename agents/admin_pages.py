@@ -6,14 +6,16 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog.models import CatalogReview, WorkspaceSkill
 from pixie.admin_pages import WorkspacePages
-from pixie.errors import PixieError
+from pixie.errors import PixieError, ValidationFailed
 
 from . import selectors, services
-from .models import Agent, AgentSkill
+from .models import Agent, AgentSkill, Turn
 from .promote import assembly_promote
+from .prompt_history import moment, prompt_compare
 
 MENU_LIMIT = 200  # skills listed in the attach menu; a bigger workspace types the slug
 
@@ -41,6 +43,11 @@ class AgentPages(WorkspacePages):
             ),
             self.page_path("<int:agent_id>/prompt/", self.prompt_view, "agents_agent_prompt"),
             self.page_path("<int:agent_id>/menu/", self.menu_view, "agents_agent_menu"),
+            self.page_path(
+                "<int:agent_id>/prompt/compare/",
+                self.prompt_compare_view,
+                "agents_agent_prompt_compare",
+            ),
         ]
 
     def _agent_page(self, request, agent, template: str, title: str, **context):
@@ -93,6 +100,39 @@ class AgentPages(WorkspacePages):
             "prompt.html",
             f"Composed prompt of {agent.name}",
             prompt=selectors.composed_prompt(agent),
+        )
+
+    def prompt_compare_view(self, request, agent_id):
+        """What the agent ran at two moments (its latest turn by each), compared. Without
+        both moments, the form starts from its first turn and now."""
+        agent = self.page_object(request, agent_id)
+        turns = Turn.objects.filter(agent=agent).order_by("started_at")
+        first = turns.values_list("started_at", flat=True).first()
+        asked = {name: request.GET.get(name, "") for name in ("from", "to")}
+        comparison, problems = None, []
+        if asked["from"] and asked["to"]:
+            try:
+                comparison = prompt_compare(
+                    agent,
+                    since=moment(asked["from"], "from"),
+                    until=moment(asked["to"], "to"),
+                )
+            except ValidationFailed as refused:
+                problems = refused.problems
+        local = timezone.localtime
+        return self._agent_page(
+            request,
+            agent,
+            "prompt_compare.html",
+            f"What {agent.name} ran, compared",
+            comparison=comparison,
+            problems=problems,
+            asked={
+                "from": asked["from"] or (f"{local(first):%Y-%m-%dT%H:%M}" if first else ""),
+                "to": asked["to"] or f"{local():%Y-%m-%dT%H:%M}",
+            },
+            has_turns=first is not None,
+            permalink=request.get_full_path(),
         )
 
     def menu_view(self, request, agent_id):

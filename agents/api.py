@@ -1,15 +1,19 @@
 """Agents' API: attachments, composed prompt, menu, turns. Thin callers of services."""
 
-from drf_spectacular.utils import extend_schema
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog.content_diff import line_diff
 from catalog.models import WorkspaceSkill
 from pixie.api import InWorkspace, StrictSerializer
+from pixie.api_schema import QueryParametersSchema
 
 from . import selectors, services
 from .models import Agent, AgentSkill, Turn
+from .prompt_history import moment, prompt_compare
 
 
 class AttachmentSerializer(serializers.ModelSerializer):
@@ -233,6 +237,65 @@ class PromptSerializer(serializers.Serializer):
     parts = PromptPartSerializer(many=True)
     unresolved = serializers.ListField(child=serializers.CharField())
     text = serializers.CharField()
+
+
+class RanSkillSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    revision = serializers.IntegerField()
+    overridden = serializers.BooleanField(help_text="It ran the agent's own body.")
+
+
+class RanPromptSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    turn = serializers.IntegerField(source="turn.pk", default=None, allow_null=True)
+    system_prompt = serializers.CharField()
+    skills = RanSkillSerializer(many=True)
+    text = serializers.CharField()
+
+
+class PromptSkillChangeSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    change = serializers.ChoiceField(
+        choices=["added", "removed", "changed", "same", "its own body now",
+                 "no longer its own body"]
+    )  # fmt: skip
+    before = serializers.IntegerField(allow_null=True, help_text="The revision it ran then.")
+    after = serializers.IntegerField(allow_null=True)
+
+
+class PromptComparisonSerializer(serializers.Serializer):
+    before = RanPromptSerializer(help_text="What its latest turn by `from` ran.")
+    after = RanPromptSerializer(help_text="What its latest turn by `to` ran.")
+    identical = serializers.BooleanField()
+    skills = PromptSkillChangeSerializer(many=True)
+    diff = serializers.SerializerMethodField()
+
+    def get_diff(self, comparison) -> list[str]:
+        """The two prompts' texts as a unified diff, line by line."""
+        return line_diff(comparison.before.text, comparison.after.text)
+
+
+class AgentPromptCompare(AgentView, APIView):
+    schema = QueryParametersSchema()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="A day (its end) or a moment, "
+                             "2026-12-01T14:30; by default the agent's first turn."),
+            OpenApiParameter("to", str, description="A day or a moment; by default now."),
+        ],
+        responses=PromptComparisonSerializer,
+    )  # fmt: skip
+    def get(self, request, workspace, agent):
+        """The prompt the agent ran at two moments (its latest turn by each), compared."""
+        agent, asked = self.agent(), request.query_params
+        first = Turn.objects.filter(agent=agent).order_by("started_at").first()
+        since = moment(asked["from"], "from") if "from" in asked else None
+        until = moment(asked["to"], "to") if "to" in asked else timezone.now()
+        if since is None:
+            since = first.started_at if first else until
+        comparison = prompt_compare(agent, since=since, until=until)
+        return Response(PromptComparisonSerializer(comparison).data)
 
 
 class MenuItemSerializer(serializers.Serializer):

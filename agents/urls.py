@@ -11,6 +11,7 @@ urlpatterns = [
     path(f"{A}/skills/", api.AgentSkills.as_view(), name="agent-skills"),
     path(f"{A}/skills/<slug:skill>/", api.AgentSkillDetail.as_view(), name="agent-skill-detail"),
     path(f"{A}/prompt/", api.AgentPrompt.as_view(), name="agent-prompt"),
+    path(f"{A}/prompt/compare/", api.AgentPromptCompare.as_view(), name="agent-prompt-compare"),
     path(f"{A}/menu/", api.AgentMenu.as_view(), name="agent-menu"),
     path(f"{A}/turns/", api.AgentTurns.as_view(), name="agent-turns"),
     path(f"{A}/promote/", api.AgentPromote.as_view(), name="agent-promote"),
