@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import PixieError, ValidationFailed
-from .permissions import workspace_for_member
+from .permissions import workspace_for_history_reader, workspace_for_member
 
 _DJANGO_NOT_FOUND = re.compile(r"No \w+ matches the given query\.")
 
@@ -93,9 +93,16 @@ class InWorkspace:
     Sets `self.role` to the user's role there, for the owner checks services make.
     """
 
+    # History reads (a skill's revisions and comparisons, the workspace's history) are
+    # auditors' too, for GET only: they read every workspace and change nothing.
+    auditors_read = False
+
     def workspace(self):
         if not hasattr(self, "_workspace"):
-            self._workspace, self.role = workspace_for_member(
+            find = workspace_for_member
+            if self.auditors_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
+                find = workspace_for_history_reader
+            self._workspace, self.role = find(
                 user=self.request.user, slug=self.kwargs["workspace"]
             )
         return self._workspace

@@ -38,6 +38,21 @@ def workspace_for_member(*, user, slug: str) -> tuple[Workspace, str]:
     return membership.workspace, membership.role
 
 
+def workspace_for_history_reader(*, user, slug: str) -> tuple[Workspace, str | None]:
+    """For history reads (revisions, comparisons, a workspace's history): its members, and
+    auditors, who read every workspace and change nothing (their role: None). Anyone
+    else gets 404."""
+    try:
+        return workspace_for_member(user=user, slug=slug)
+    except Http404:
+        if not is_auditor(user):
+            raise
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is None:
+        raise Http404("No such workspace.")
+    return workspace, None
+
+
 def require_owner(*, user, workspace, role: str | None = None) -> None:
     role = role if role is not None else role_in(user=user, workspace=workspace)
     if role is None:

@@ -185,3 +185,29 @@ def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_querie
     theirs = admin_for(operator).get(log).content.decode()
     assert f"Applied plan #{plan.pk}" in theirs
     assert reverse("admin:catalog_plan_review", args=[plan.pk]) not in theirs
+
+
+def test_auditors_read_a_workspace_s_history_and_revisions_over_the_api_and_change_nothing(acme):
+    from django.contrib.auth.models import Group
+
+    from pixie.permissions import AUDITORS_GROUP
+
+    _workspace, owner, _member, _agent, _plan = acme
+    edited = api_for(owner).patch(
+        "/api/workspaces/acme/skills/invoice-chase/", {"body": "Chase, kindly."}, format="json"
+    )
+    assert edited.status_code == 200
+    auditor = make_user("aud")
+    auditor.groups.add(Group.objects.get(name=AUDITORS_GROUP))
+    reader = api_for(auditor)
+    assert reader.get("/api/workspaces/acme/history/").status_code == 200
+    revisions = reader.get("/api/workspaces/acme/skills/invoice-chase/revisions/")
+    assert revisions.status_code == 200 and revisions.json()["results"]
+    assert reader.get("/api/workspaces/acme/skills/invoice-chase/revisions/1/").status_code == 200
+    compared = reader.get("/api/workspaces/acme/skills/invoice-chase/compare/")
+    assert compared.status_code == 200 and not compared.json()["identical"]
+    # Reading is all: the rest of the workspace's API, and any write, is its members'.
+    assert reader.get("/api/workspaces/acme/skills/").status_code == 404
+    restore = reader.post("/api/workspaces/acme/skills/invoice-chase/revisions/1/restore/")
+    assert restore.status_code == 404
+    assert reader.get("/api/workspaces/initech/history/").status_code == 404

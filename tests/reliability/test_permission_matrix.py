@@ -240,6 +240,8 @@ def test_admin_pages_allow_and_deny_as_expected(world):
 API_READ = {"anonymous": 401, "inactive": 401, "stranger": 404, "member": 200, "owner": 200,
             "staff": 404, "operator": 404, "auditor": 404, "superuser": 404}  # fmt: skip
 API_OWNER = {**API_READ, "member": 403, "owner": OK}
+# History reads (revisions, comparisons, the workspace's history): auditors' too.
+API_HISTORY = {**API_READ, "auditor": 200}
 API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 # The catalog is what a workspace sees: a staff login of no workspace, not an operator,
 # lists nothing and reads nothing.
@@ -275,17 +277,17 @@ API_ROWS = {
     "plan-approve": [("post", API_OWNER, {})],
     "plan-reject": [("post", API_OWNER, {"reason": "Not now"})],
     "skill-list": [("get", API_READ, None)],
-    "workspace-history": [("get", API_READ, None)],
-    "workspace-history-objects": [("get", API_READ, None)],
+    "workspace-history": [("get", API_HISTORY, None)],
+    "workspace-history-objects": [("get", API_HISTORY, None)],
     "audit-log": [("get", API_AUDIT, None)],
     "audit-csv": [("get", API_AUDIT, None)],
     "audit-jsonl": [("get", API_AUDIT, None)],
     "skill-detail": [("get", API_READ, None), ("patch", API_OWNER, {"body": "New words."})],
     "skill-stats": [("get", API_READ, None)],
     "skill-file": [("get", API_READ, None)],
-    "skill-revision-list": [("get", API_READ, None)],
-    "skill-revision-detail": [("get", API_READ, None)],
-    "skill-compare": [("get", API_READ, None)],
+    "skill-revision-list": [("get", API_HISTORY, None)],
+    "skill-revision-detail": [("get", API_HISTORY, None)],
+    "skill-compare": [("get", API_HISTORY, None)],
     "skill-revision-restore": [("post", API_OWNER, {})],
     "skill-rename": [("post", API_OWNER, {"slug": "chase-invoices"})],
     "egress-rule-list": [("get", API_READ, None)],
