@@ -15,13 +15,14 @@ from datetime import date, datetime, time, timedelta
 
 import reversion
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from reversion.models import Version
 
 from .errors import ValidationFailed
-from .models import AuditEntry, Workspace
+from .models import AuditEntry, Workspace, where_in_words
 
 CATALOG = "catalog"  # the workspace filter's word for "changes to the catalog"
 SEARCH_MAX = 200
@@ -206,7 +207,7 @@ def audit_page(entries: QuerySet[AuditEntry], *, before: str = "", after: str = 
     )
 
 
-# --- one entry as data: the API and both exports --------------------------------------
+# --- entries as data: the API (through its serializer) and both exports ----------------
 
 
 def entry_objects(entry: AuditEntry) -> list[dict]:
@@ -220,38 +221,63 @@ def entry_objects(entry: AuditEntry) -> list[dict]:
     ]
 
 
-def entry_data(entry: AuditEntry) -> dict:
-    """An entry as the API and JSON Lines give it (entries read through with_objects)."""
-    revision = entry.revision
-    return {
-        "id": entry.revision_id,
-        "at": revision.date_created.isoformat(),
-        "by": revision.user.username if revision.user else None,
-        "where": entry.where(),
-        "workspace": entry.workspace.slug if entry.workspace else None,
-        "channel": entry.channel,
-        "plan": entry.plan_id,
-        "comment": revision.comment,
-        "object_count": entry.object_count,
-        "objects": entry_objects(entry),
-    }
+EXPORT_FIELDS = {
+    "id": "revision_id",
+    "at": "revision__date_created",
+    "by": "revision__user__username",
+    "workspace": "workspace__slug",
+    "channel": "channel",
+    "plan": "plan_id",
+    "comment": "revision__comment",
+    "object_count": "object_count",
+}
 
 
-def _all_of(entries: QuerySet[AuditEntry]) -> Iterator[AuditEntry]:
-    """Every entry of the query, newest first, a chunk a query pair (keyset)."""
+def _first_objects_of(revision_ids: list[int], first: int) -> dict[int, list[dict]]:
+    """The first ``first`` objects of each revision, as plain values: one windowed query."""
+    numbered = (
+        Version.objects.filter(revision_id__in=revision_ids)
+        .annotate(place=Window(RowNumber(), partition_by=F("revision_id"), order_by=F("id").asc()))
+        .filter(place__lte=first)
+        .order_by("revision_id", "id")
+        .values_list("revision_id", "content_type_id", "object_id", "object_repr")
+    )
+    found: dict[int, list[dict]] = {}
+    for revision_id, kind, object_id, name in numbered:
+        label = ContentType.objects.get_for_id(kind)  # cached for the process
+        found.setdefault(revision_id, []).append(
+            {"type": f"{label.app_label}.{label.model}", "id": object_id, "name": name}
+        )
+    return found
+
+
+def _all_of(entries: QuerySet[AuditEntry]) -> Iterator[dict]:
+    """Every entry of the query as it is exported, newest first: a chunk of plain rows
+    (no model objects) and their first objects, two queries a chunk, by keyset."""
     last = None
+    columns = [*EXPORT_FIELDS.values(), "scope", "workspace__name"]
     while True:
         chunk = entries if last is None else entries.filter(revision_id__lt=last)
-        rows = list(with_objects(chunk, LISTED_OBJECTS)[:EXPORT_CHUNK])
-        yield from rows
+        rows = list(chunk.values(*columns)[:EXPORT_CHUNK])
+        objects = _first_objects_of([row["revision_id"] for row in rows], LISTED_OBJECTS)
+        for row in rows:
+            data = {name: row[column] for name, column in EXPORT_FIELDS.items()}
+            data["at"] = data["at"].isoformat()
+            data["where"] = where_in_words(row["scope"], row["workspace__name"])
+            data["objects"] = objects.get(row["revision_id"], [])
+            yield data
         if len(rows) < EXPORT_CHUNK:
             return
-        last = rows[-1].revision_id
+        last = rows[-1]["revision_id"]
+
+
+JSONL_ORDER = ("id", "at", "by", "where", "workspace", "channel", "plan", "comment",
+               "object_count", "objects")  # fmt: skip
 
 
 def export_jsonl(entries: QuerySet[AuditEntry]) -> Iterator[str]:
-    for entry in _all_of(entries):
-        yield json.dumps(entry_data(entry), ensure_ascii=False) + "\n"
+    for data in _all_of(entries):
+        yield json.dumps({key: data[key] for key in JSONL_ORDER}, ensure_ascii=False) + "\n"
 
 
 CSV_COLUMNS = [
@@ -279,8 +305,7 @@ def export_csv(entries: QuerySet[AuditEntry]) -> Iterator[str]:
         return text
 
     yield line(CSV_COLUMNS)
-    for entry in _all_of(entries):
-        data = entry_data(entry)
+    for data in _all_of(entries):
         data["objects"] = "; ".join(f"{o['type']}:{o['id']} {o['name']}" for o in data["objects"])
         yield line(data[column] for column in CSV_COLUMNS)
 

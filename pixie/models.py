@@ -98,13 +98,18 @@ class AuditEntry(models.Model):
 
     def where(self) -> str:
         """Where the change was made, in words."""
-        if self.scope == self.Scope.CATALOG:
-            return "the catalog"
-        if self.scope == self.Scope.WORKSPACES:
-            return "several workspaces"
-        name = self.workspace.name if self.workspace else "a deleted workspace"
-        return f"{name} and the catalog" if self.scope == self.Scope.WORKSPACE_AND_CATALOG else name
+        return where_in_words(self.scope, self.workspace.name if self.workspace else None)
 
+
+def where_in_words(scope: str, workspace_name: str | None) -> str:
+    """An entry's scope and workspace, in words: "the catalog", "Acme", "Acme and the
+    catalog", "several workspaces"."""
+    if scope == AuditEntry.Scope.CATALOG:
+        return "the catalog"
+    if scope == AuditEntry.Scope.WORKSPACES:
+        return "several workspaces"
+    name = workspace_name or "a deleted workspace"
+    return f"{name} and the catalog" if scope == AuditEntry.Scope.WORKSPACE_AND_CATALOG else name
 
 class AuditChain(models.Model):
     """The head of one chain of audit digests: how long it is and its last digest. Its
