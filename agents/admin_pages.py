@@ -13,9 +13,9 @@ from pixie.admin_pages import WorkspacePages
 from pixie.errors import PixieError, ValidationFailed
 
 from . import selectors, services
-from .models import Agent, AgentSkill, Turn
+from .models import Agent, AgentSkill
 from .promote import assembly_promote
-from .prompt_history import moment, prompt_compare
+from .prompt_history import first_turn_at, moment, prompt_compare
 
 MENU_LIMIT = 200  # skills listed in the attach menu; a bigger workspace types the slug
 
@@ -106,8 +106,7 @@ class AgentPages(WorkspacePages):
         """What the agent ran at two moments (its latest turn by each), compared. Without
         both moments, the form starts from its first turn and now."""
         agent = self.page_object(request, agent_id)
-        turns = Turn.objects.filter(agent=agent).order_by("started_at")
-        first = turns.values_list("started_at", flat=True).first()
+        first = first_turn_at(agent)
         asked = {name: request.GET.get(name, "") for name in ("from", "to")}
         comparison, problems = None, []
         if asked["from"] and asked["to"]:
@@ -119,7 +118,11 @@ class AgentPages(WorkspacePages):
                 )
             except ValidationFailed as refused:
                 problems = refused.problems
-        local = timezone.localtime
+        # A datetime-local field shows only a local "YYYY-MM-DDTHH:MM[:SS]": echo the
+        # moments compared in that form, not what the link said (a day, an offset).
+        shown = {"from": first, "to": timezone.now()}
+        if comparison:
+            shown = {"from": comparison.before.at, "to": comparison.after.at}
         return self._agent_page(
             request,
             agent,
@@ -128,8 +131,8 @@ class AgentPages(WorkspacePages):
             comparison=comparison,
             problems=problems,
             asked={
-                "from": asked["from"] or (f"{local(first):%Y-%m-%dT%H:%M}" if first else ""),
-                "to": asked["to"] or f"{local():%Y-%m-%dT%H:%M}",
+                name: f"{timezone.localtime(at):%Y-%m-%dT%H:%M:%S}" if at else ""
+                for name, at in shown.items()
             },
             has_turns=first is not None,
             permalink=request.get_full_path(),

@@ -1,6 +1,5 @@
 """Agents' API: attachments, composed prompt, menu, turns. Thin callers of services."""
 
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
@@ -288,13 +287,12 @@ class AgentPromptCompare(AgentView, APIView):
     )  # fmt: skip
     def get(self, request, workspace, agent):
         """The prompt the agent ran at two moments (its latest turn by each), compared."""
-        agent, asked = self.agent(), request.query_params
-        first = Turn.objects.filter(agent=agent).order_by("started_at").first()
-        since = moment(asked["from"], "from") if "from" in asked else None
-        until = moment(asked["to"], "to") if "to" in asked else timezone.now()
-        if since is None:
-            since = first.started_at if first else until
-        comparison = prompt_compare(agent, since=since, until=until)
+        asked = request.query_params
+        comparison = prompt_compare(
+            self.agent(),
+            since=moment(asked["from"], "from") if "from" in asked else None,
+            until=moment(asked["to"], "to") if "to" in asked else None,
+        )
         return Response(PromptComparisonSerializer(comparison).data)
 
 

@@ -135,9 +135,19 @@ def moment(value: str, name: str) -> datetime:
     return timezone.make_aware(found) if timezone.is_naive(found) else found
 
 
-def prompt_compare(agent: Agent, *, since: datetime, until: datetime) -> PromptComparison:
+def first_turn_at(agent: Agent) -> datetime | None:
+    turns = Turn.objects.filter(agent=agent).order_by("started_at")
+    return turns.values_list("started_at", flat=True).first()
+
+
+def prompt_compare(
+    agent: Agent, *, since: datetime | None = None, until: datetime | None = None
+) -> PromptComparison:
     """The prompts the agent ran at two moments, compared; refused when there is nothing
-    to compare, saying why."""
+    to compare, saying why. By default from its first turn to now."""
+    until = until or timezone.now()
+    if since is None:
+        since = first_turn_at(agent) or until
     if since > until:
         raise ValidationFailed(
             f"from ({since:%Y-%m-%d %H:%M}) is after to ({until:%Y-%m-%d %H:%M})"

@@ -3,6 +3,7 @@ exact revisions and bodies it used), through the API and the agent's admin page.
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from agents.models import AgentSkill
 from agents.services import turn_start
@@ -99,6 +100,9 @@ def test_members_read_the_comparison_in_the_admin_and_strangers_find_nothing(
     ).content.decode()
     assert "its own body now" in asked and "<ins>" in asked
     assert f"Turn #{second.pk}" in asked
+    # The form keeps the moments compared, in the only form a datetime-local field shows.
+    shown = f'value="{timezone.localtime(second.started_at):%Y-%m-%dT%H:%M:%S}"'
+    assert shown in asked
     assert admin_for(make_user("sid")).get(url).status_code == 404
     change = reverse("admin:agents_agent_change", args=[agent.pk])
     assert "Compare what it ran" in admin_for(member).get(change).content.decode()
