@@ -105,7 +105,12 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
         """Plan a return to generation ``number``: reviewed and approved like any plan."""
         installation = self.page_object(request, installation_id)
         try:
-            plan = plan_rollback(installation=installation, generation=number, actor=request.user)
+            plan = plan_rollback(
+                workspace=installation.workspace,
+                bundle=installation.bundle.slug,
+                generation=number,
+                actor=request.user,
+            )
         except PixieError as exc:
             self.report(request, exc)
             return HttpResponseRedirect(

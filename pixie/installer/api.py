@@ -64,19 +64,9 @@ class PlanList(InWorkspace, generics.ListAPIView):
             )
             return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
         if data["kind"] == Plan.Kind.ROLLBACK:
-            installation = (
-                Installation.objects.select_related("bundle", "workspace")
-                .filter(workspace=ws, bundle__slug=data["bundle"])
-                .first()
-            )
-            if installation is None:
-                raise ValidationFailed(
-                    f"{data['bundle']} is not installed in {ws.name}: there is nothing to "
-                    "roll back",
-                    code="not_installed",
-                )
             plan = plan_rollback(
-                installation=installation,
+                workspace=ws,
+                bundle=data["bundle"],
                 generation=data["generation"],
                 actor=request.user,
                 agents=agents,

@@ -102,15 +102,30 @@ def generation_of(installation: Installation, number) -> Generation:
     return generation
 
 
-def plan_rollback(*, installation: Installation, generation, actor, **kwargs) -> Plan:
-    """A plan that returns the installation to what generation ``generation`` left: its
-    version's skills (text and files), egress rules and credential requirements. Computed
-    and applied like an upgrade to that version, so local edits since are forks with the
-    usual choices, skills it removes leave their agents, and pins stay (a repoint is
-    offered after)."""
-    found = generation_of(installation, generation)
+def installed(workspace, bundle_slug: str) -> Installation:
+    """The workspace's installation of the bundle, or a refusal saying it is not installed."""
+    installation = (
+        Installation.objects.select_related("bundle", "workspace")
+        .filter(workspace=workspace, bundle__slug=bundle_slug)
+        .first()
+    )
+    if installation is None:
+        raise ValidationFailed(
+            f"{bundle_slug} is not installed in {workspace.name}: there is nothing to roll back",
+            code="not_installed",
+        )
+    return installation
+
+
+def plan_rollback(*, workspace, bundle: str, generation, actor, **kwargs) -> Plan:
+    """A plan that returns the workspace's installation of ``bundle`` (a slug) to what
+    generation ``generation`` left: its version's skills (text and files), egress rules
+    and credential requirements. Computed and applied like an upgrade to that version, so
+    local edits since are forks with the usual choices, skills it removes leave their
+    agents, and pins stay (a repoint is offered after)."""
+    found = generation_of(installed(workspace, bundle), generation)
     return plan_create(
-        workspace=installation.workspace,
+        workspace=workspace,
         kind=Plan.Kind.ROLLBACK,
         actor=actor,
         bundle_version=found.bundle_version,
