@@ -27,7 +27,7 @@ from .audit_log import (
 from .dashboard import workspace_dashboard
 from .errors import ValidationFailed
 from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
-from .permissions import reads_audit_log, sees_every_workspace
+from .permissions import opens_audited_objects, reads_audit_log
 
 
 class MembershipInline(SharedChoicesInline):
@@ -153,13 +153,8 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
         return audit_export(audit_entries(query), csv=request.path.endswith(".csv"))
 
     def _row(self, request, entry, member_of: set[int]) -> dict:
-        # A link only where the reader may follow it: an operator reads every workspace's
-        # changes here, but opens the plans and objects only of workspaces they belong to.
-        may_open = (
-            sees_every_workspace(request.user)
-            or entry.scope == AuditEntry.Scope.CATALOG
-            or (entry.scope == AuditEntry.Scope.WORKSPACE and entry.workspace_id in member_of)
-        )
+        # A link only where the reader may follow it.
+        may_open = opens_audited_objects(request.user, entry, member_of)
         return {
             "entry": entry,
             "plan_url": (

@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
 from .errors import PermissionRefused
-from .models import Membership, Workspace
+from .models import AuditEntry, Membership, Workspace
 
 
 def role_in(*, user, workspace) -> str | None:
@@ -105,6 +105,18 @@ def reads_audit_log(user) -> bool:
     across the catalog and all workspaces. Owners and members read their workspace's
     history instead."""
     return is_operator(user) or is_auditor(user)
+
+
+def opens_audited_objects(user, entry, member_of: set[int]) -> bool:
+    """Whether an audit entry's plan and objects are links for this reader. The log says
+    what changed everywhere; the objects themselves stay their workspace's: an operator
+    who is not a member reads that an owner edited @invoice-chase in acme, and opens the
+    skill only as an auditor or a member would. ``member_of``: the reader's workspace ids."""
+    return (
+        sees_every_workspace(user)
+        or entry.scope == AuditEntry.Scope.CATALOG
+        or (entry.scope == AuditEntry.Scope.WORKSPACE and entry.workspace_id in member_of)
+    )
 
 
 def operator_q(user) -> Q:
