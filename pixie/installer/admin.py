@@ -80,11 +80,7 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
                     workspace=installation.workspace, installation=installation
                 ),
                 "is_owner": self.is_owner(request, installation),
-                "generations": list(
-                    installation.generations.select_related(
-                        "bundle_version", "plan__decided_by"
-                    ).order_by("-number")
-                ),
+                **_generations_page(installation, request.GET.get("generations_before")),
             }
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
@@ -349,3 +345,22 @@ def _target(plan: Plan) -> str:
     if plan.bundle_version_id:
         return str(plan.bundle_version)
     return str(plan.installation.bundle_version) if plan.installation_id else "a removed install"
+
+
+GENERATIONS_SHOWN = 50
+
+
+def _generations_page(installation, before: str | None) -> dict:
+    """The installation's generations, newest first, 50 a page; older ones page by number
+    so the page stays the same size however many plans it has had."""
+    generations = installation.generations.select_related("bundle_version", "plan__decided_by")
+    if before and before.isdigit():
+        generations = generations.filter(number__lt=int(before))
+    shown = list(generations.order_by("-number")[: GENERATIONS_SHOWN + 1])
+    older = shown[GENERATIONS_SHOWN:]
+    shown = shown[:GENERATIONS_SHOWN]
+    return {
+        "generations": shown,
+        "generations_older": shown[-1].number if older else None,
+        "generations_paged": bool(before),
+    }

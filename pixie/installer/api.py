@@ -4,7 +4,8 @@ Every view resolves the workspace through workspace_for_member (404 for anyone
 not a member) and calls one service or selector.
 """
 
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
@@ -19,6 +20,7 @@ from pixie.errors import ValidationFailed
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import repoint_create
 from .serializers import (
+    GenerationSerializer,
     InstallationSerializer,
     PlanRequestSerializer,
     PlanSerializer,
@@ -133,13 +135,44 @@ class PlanReject(InWorkspace, APIView):
         return Response(PlanSummarySerializer(plans_of(self.workspace()).get(pk=pk)).data)
 
 
+# An installation lists its latest generations; however many plans it has had, a page of
+# installations stays the same size. The rest page at InstallationGenerations.
+LATEST_GENERATIONS = 20
+
+
+def _generations():
+    return Generation.objects.select_related("bundle_version", "plan__decided_by").order_by(
+        "-number"
+    )
+
+
 class InstallationList(InWorkspace, generics.ListAPIView):
     serializer_class = InstallationSerializer
 
     def get_queryset(self):
-        generations = Generation.objects.select_related("bundle_version", "plan__decided_by")
+        latest = Prefetch(
+            "generations",
+            queryset=_generations()[:LATEST_GENERATIONS],
+            to_attr="latest_generations",
+        )
         return (
             Installation.objects.filter(workspace=self.workspace())
             .select_related("bundle", "bundle_version", "installed_by")
-            .prefetch_related(Prefetch("generations", queryset=generations))
+            .annotate(generation_count=Count("generations"))
+            .order_by("bundle__slug")
+            .prefetch_related(latest)
         )
+
+
+class InstallationGenerations(InWorkspace, generics.ListAPIView):
+    """Every generation of the workspace's installation of a bundle, newest first."""
+
+    serializer_class = GenerationSerializer
+
+    def get_queryset(self):
+        installation = Installation.objects.filter(
+            workspace=self.workspace(), bundle__slug=self.kwargs["bundle"]
+        ).first()
+        if installation is None:
+            raise Http404(f"{self.kwargs['bundle']} is not installed in this workspace.")
+        return _generations().filter(installation=installation)

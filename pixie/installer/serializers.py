@@ -122,12 +122,23 @@ class InstallationSerializer(serializers.ModelSerializer):
         source="installed_by.username", default=None, allow_null=True
     )
     generations = GenerationSerializer(
+        source="latest_generations",
         many=True,
         read_only=True,
-        help_text='Each applied plan, numbered from 1 (the install); "roll back to '
-        'generation N" is POST …/plans/ {"kind": "rollback", "bundle", "generation"}.',
+        help_text="The latest generations, newest first (each applied plan, numbered from 1, "
+        "the install); all of them page at …/installations/{bundle}/generations/. "
+        '"Roll back to generation N" is POST …/plans/ {"kind": "rollback", "bundle", '
+        '"generation"}.',
     )
+    generation_count = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = Installation
-        fields = ["bundle", "version", "installed_at", "installed_by", "generations"]
+        fields = [
+            "bundle",
+            "version",
+            "installed_at",
+            "installed_by",
+            "generation_count",
+            "generations",
+        ]

@@ -10,4 +10,9 @@ urlpatterns = [
     path(f"{W}/plans/<int:pk>/approve/", api.PlanApprove.as_view(), name="plan-approve"),
     path(f"{W}/plans/<int:pk>/reject/", api.PlanReject.as_view(), name="plan-reject"),
     path(f"{W}/installations/", api.InstallationList.as_view(), name="installation-list"),
+    path(
+        f"{W}/installations/<slug:bundle>/generations/",
+        api.InstallationGenerations.as_view(),
+        name="installation-generations",
+    ),
 ]

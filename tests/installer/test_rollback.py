@@ -91,12 +91,45 @@ def test_each_applied_plan_is_a_generation_listed_with_the_installation(upgraded
     assert answer.status_code == 200
     (installation,) = answer.json()["results"]
     generations = installation["generations"]
+    assert installation["generation_count"] == 2
     assert [(g["number"], g["version"], g["kind"], g["plan"]) for g in generations] == [
-        (1, "2.1.0", "install", upgraded["install"].pk),
         (2, "2.2.0", "upgrade", upgraded["upgrade"].pk),
+        (1, "2.1.0", "install", upgraded["install"].pk),
     ]
-    assert installation["generations"][1]["summary"] == upgraded["upgrade"].summary
-    assert installation["generations"][1]["by"] == "olive"
+    assert installation["generations"][0]["summary"] == upgraded["upgrade"].summary
+    assert installation["generations"][0]["by"] == "olive"
+
+
+def test_an_installation_shows_its_latest_generations_and_pages_through_the_rest(
+    upgraded, monkeypatch
+):
+    """However many plans an installation has had, its page and its API entry stay one
+    size: the latest generations, and the older ones a page away."""
+    from pixie.installer import admin as installer_admin
+    from pixie.installer import api as installer_api
+
+    monkeypatch.setattr(installer_api, "LATEST_GENERATIONS", 1)
+    monkeypatch.setattr(installer_admin, "GENERATIONS_SHOWN", 1)
+    member = api_for(upgraded["member"])
+    (installation,) = member.get("/api/workspaces/acme/installations/").json()["results"]
+    assert installation["generation_count"] == 2
+    assert [g["number"] for g in installation["generations"]] == [2]
+    every = member.get("/api/workspaces/acme/installations/accounts-receivable/generations/")
+    assert [g["number"] for g in every.json()["results"]] == [2, 1]
+    missing = member.get("/api/workspaces/acme/installations/nothing/generations/")
+    assert missing.status_code == 404
+    assert "nothing is not installed in this workspace" in missing.json()["detail"]
+
+    page = reverse(
+        "admin:catalog_installation_change",
+        args=[Installation.objects.get(workspace=upgraded["workspace"]).pk],
+    )
+    latest = admin_for(upgraded["member"]).get(page).content.decode()
+    assert 'id="generation-2"' in latest and 'id="generation-1"' not in latest
+    assert 'href="?generations_before=2"' in latest
+    older = admin_for(upgraded["member"]).get(page, {"generations_before": "2"}).content.decode()
+    assert 'id="generation-1"' in older and 'id="generation-2"' not in older
+    assert "1 (now)" not in older and "generations_before" not in older
 
 
 def test_install_upgrade_roll_back_returns_the_workspace_to_what_the_install_left(upgraded):

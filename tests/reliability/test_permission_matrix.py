@@ -294,6 +294,7 @@ API_ROWS = {
     "credential-list": [("get", API_READ, None)],
     "credential-confirm": [("post", API_OWNER, {})],
     "installation-list": [("get", API_READ, None)],
+    "installation-generations": [("get", API_READ, None)],
     "agent-list": [("get", API_READ, None)],
     "agent-detail": [("get", API_READ, None)],
     "agent-skills": [("post", API_OWNER, {"skill": "month-end"})],

@@ -68,6 +68,7 @@ def fill(route: str, name: str, world) -> str | None:
         "bundle_version_id": ids["pending_version"],
         "publisher_id": ids["publisher"],
         "bundle_id": ids["bundle"],
+        "bundle": "accounts-receivable",
     }
     if "/restore/" in route:  # the world's skill with an earlier revision to restore
         values["slug"], values["skill_id"] = "month-end", ids["local_skill"]
