@@ -185,14 +185,26 @@ def test_writers_racing_on_one_workspace_never_fork_its_chain(demo_catalog):
 
 
 @pytest.mark.django_db
-def test_a_renamed_workspace_s_history_still_verifies(acme):
-    """Changes through the admin's own forms are chained like any other."""
+def test_a_renamed_workspace_keeps_one_chain_that_still_verifies(acme):
+    """A chain is the workspace's, not its name's: after a rename (its slug too), a change
+    made through the admin's own forms joins the same chain, right after the last entry,
+    and a change to an entry made before the rename is still named."""
     workspace, owner = acme
+    chain = AuditChain.objects.get(key=f"workspace:{workspace.pk}")
+    before = list(AuditEntry.objects.filter(chain=chain.key).order_by("sequence"))
     with audited(actor=owner, comment="Renamed acme"):
-        Workspace.objects.filter(pk=workspace.pk).update(name="Acme Ltd")
-        workspace.refresh_from_db()
+        workspace.name, workspace.slug = "Acme Ltd", "acme-ltd"
         workspace.save()
     skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
     edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
-    admin_for(owner).post(edit, {"name": "Invoice chase", "body": "By the admin."})
+    answer = admin_for(owner).post(edit, {"name": "Invoice chase", "body": "By the admin."})
+    assert answer.status_code == 302, answer.content.decode()[:500]
+    after = list(AuditEntry.objects.filter(chain=chain.key).order_by("sequence"))
+    assert [e.sequence for e in after] == list(range(1, len(before) + 3))
+    assert after[-1].revision.comment == "Edited skill @invoice-chase"
+    chain.refresh_from_db()
+    assert (chain.length, chain.head) == (len(after), after[-1].digest)
     assert verify()[1] == ""
+    sql("UPDATE reversion_revision SET comment = 'Nothing' WHERE id = %s", before[1].revision_id)
+    output, refused = verify()
+    assert f"the entry of revision #{before[1].revision_id} (place 2)" in output and refused
