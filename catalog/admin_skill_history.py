@@ -1,8 +1,9 @@
 """A workspace skill's history in the admin: one revision whole, and any two compared.
 
-Mixed into WorkspaceSkillAdmin. The skill comes through the admin's get_queryset, so
-whoever may open the skill (its workspace's members; superusers) may read its history,
-and anyone else meets a 404. The one write is an owner's restore, through skill_restore.
+Mixed into WorkspaceSkillAdmin. Whoever may open the skill (its workspace's members;
+auditors and superusers) may read its history, and so may operators, who read every
+workspace's history but not its other pages (pixie.permissions.reads_every_history);
+anyone else meets a 404. The one write is an owner's restore, through skill_restore.
 """
 
 from django.contrib import messages
@@ -11,10 +12,11 @@ from django.urls import reverse
 
 from pixie.admin_pages import WorkspacePages
 from pixie.errors import PixieError, ValidationFailed
-from pixie.permissions import require_owner
+from pixie.permissions import reads_every_history, require_owner
 
 from .content_diff import frontmatter_text
 from .diff_display import file_views, side_by_side
+from .models import WorkspaceSkill
 from .services.workspace_skills import skill_restore
 from .skill_files_display import file_rows
 from .skill_history import (
@@ -48,13 +50,23 @@ class SkillHistoryPages(WorkspacePages):
         ]
 
     def _history_skill(self, request, skill_id):
-        skills = self.get_queryset(request).select_related("head")
-        return self.page_object(request, skill_id, skills)
+        skills = self.get_queryset(request)
+        if reads_every_history(request.user):
+            skills = WorkspaceSkill.objects.all()
+        return self.page_object(request, skill_id, skills.select_related("head"))
 
     def _history_page(self, request, template: str, skill, title: str, **context):
         compare_url = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
+        # Its reader may read this history without opening the skill's own page.
+        history_only = not self.get_queryset(request).filter(pk=skill.pk).exists()
         return self.render_page(
-            request, template, title, skill=skill, compare_url=compare_url, **context
+            request,
+            template,
+            title,
+            skill=skill,
+            compare_url=compare_url,
+            history_only=history_only,
+            **context,
         )
 
     def revision_text_view(self, request, skill_id, number):

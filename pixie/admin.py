@@ -163,7 +163,10 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
                 else ""
             ),
             "objects": [
-                {"name": version.object_repr, "url": _object_url(version) if may_open else ""}
+                {
+                    "name": version.object_repr,
+                    "url": _object_url(version) if may_open else _history_url(version),
+                }
                 for version in entry.revision.first_objects
             ],
             "more": max(entry.object_count - len(entry.revision.first_objects), 0),
@@ -182,6 +185,15 @@ def _chain_state() -> dict:
         "heads": AuditChain.objects.order_by(Length("key"), "key")[:HEADS_SHOWN],
         "more_heads": max(count - HEADS_SHOWN, 0),
     }
+
+
+def _history_url(version) -> str:
+    """For a reader who may not open the object: its history, where they may read it (an
+    operator reads every workspace's skills' revisions, not their pages)."""
+    kind = version.content_type
+    if (kind.app_label, kind.model) == ("catalog", "workspaceskill"):
+        return reverse("admin:catalog_workspaceskill_compare", args=[version.object_id])
+    return ""
 
 
 def _object_url(version) -> str:

@@ -94,13 +94,13 @@ class InWorkspace:
     """
 
     # History reads (a skill's revisions and comparisons, the workspace's history) are
-    # auditors' too, for GET only: they read every workspace and change nothing.
-    auditors_read = False
+    # auditors' and operators' too, for GET only (pixie.permissions.reads_every_history).
+    history_read = False
 
     def workspace(self):
         if not hasattr(self, "_workspace"):
             find = workspace_for_member
-            if self.auditors_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
+            if self.history_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
                 find = workspace_for_history_reader
             self._workspace, self.role = find(
                 user=self.request.user, slug=self.kwargs["workspace"]

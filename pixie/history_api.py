@@ -79,7 +79,7 @@ class WorkspaceHistory(InWorkspace, generics.ListAPIView):
     """Every recorded change to the workspace: who, when, why, the path it came through,
     the plan it belongs to and the objects it recorded. Its members read it, and auditors."""
 
-    auditors_read = True
+    history_read = True
     serializer_class = HistoryEntrySerializer
     pagination_class = NewestFirst
 
@@ -107,7 +107,7 @@ class ByRecordingOrder(CursorPagination):
 class HistoryEntryObjects(InWorkspace, generics.ListAPIView):
     """Every object one change to the workspace recorded, in the order it recorded them."""
 
-    auditors_read = True
+    history_read = True
     serializer_class = ObjectSerializer
     pagination_class = ByRecordingOrder
 

@@ -2,8 +2,10 @@
 
 A workspace's data is visible only to its members (others get 404, so ids of
 other workspaces reveal nothing); changing it needs the owner role. Operators
-(superusers and the group ``operators``) curate the catalog. Auditors (the group
-``auditors``) read everything, the catalog and every workspace, and change nothing.
+(superusers and the group ``operators``) curate the catalog, and read every workspace's
+history (its changes, its skills' revisions and comparisons), not its other contents.
+Auditors (the group ``auditors``) read everything, the catalog and every workspace, and
+change nothing.
 """
 
 from django.contrib.auth.models import Group
@@ -40,12 +42,12 @@ def workspace_for_member(*, user, slug: str) -> tuple[Workspace, str]:
 
 def workspace_for_history_reader(*, user, slug: str) -> tuple[Workspace, str | None]:
     """For history reads (revisions, comparisons, a workspace's history): its members, and
-    auditors, who read every workspace and change nothing (their role: None). Anyone
-    else gets 404."""
+    auditors and operators, who read every workspace's history (their role: None).
+    Anyone else gets 404."""
     try:
         return workspace_for_member(user=user, slug=slug)
     except Http404:
-        if not is_auditor(user):
+        if not reads_every_history(user):
             raise
     workspace = Workspace.objects.filter(slug=slug).first()
     if workspace is None:
@@ -98,6 +100,13 @@ def is_auditor(user) -> bool:
 def sees_every_workspace(user) -> bool:
     """Superusers and auditors read every workspace's data; anyone else, their own."""
     return bool(user.is_active and user.is_superuser) or is_auditor(user)
+
+
+def reads_every_history(user) -> bool:
+    """Auditors and operators (superusers too) read every workspace's history, read-only:
+    what changed, who changed it, and each skill revision's text. A workspace's other
+    contents (agents, credentials, messages) stay its members' and auditors'."""
+    return is_operator(user) or is_auditor(user)
 
 
 def reads_audit_log(user) -> bool:

@@ -105,7 +105,7 @@ def skill_in(view) -> WorkspaceSkill:
 
 @extend_schema(summary="A workspace skill's revisions, newest first")
 class RevisionList(InWorkspace, generics.ListAPIView):
-    auditors_read = True
+    history_read = True
     serializer_class = RevisionSummarySerializer
 
     def get_queryset(self):
@@ -118,7 +118,7 @@ class RevisionList(InWorkspace, generics.ListAPIView):
 
 @extend_schema(summary="One revision of a workspace skill, whole: text, frontmatter, files")
 class RevisionDetail(InWorkspace, APIView):
-    auditors_read = True
+    history_read = True
     serializer_class = RevisionSerializer
 
     def get(self, request, workspace, slug, number):
@@ -142,7 +142,7 @@ class RevisionDetail(InWorkspace, APIView):
     responses={200: ComparisonSerializer},
 )
 class RevisionCompare(InWorkspace, APIView):
-    auditors_read = True
+    history_read = True
     schema = QueryParametersSchema()
 
     def get(self, request, workspace, slug):

@@ -13,7 +13,7 @@ from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from pixie.audit import audited
 from pixie.audit_chain import chain_verify
-from pixie.models import AuditChain, AuditCheck, AuditEntry, Workspace
+from pixie.models import AuditChain, AuditCheck, AuditEntry
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import install

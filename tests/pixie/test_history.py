@@ -211,3 +211,51 @@ def test_auditors_read_a_workspace_s_history_and_revisions_over_the_api_and_chan
     restore = reader.post("/api/workspaces/acme/skills/invoice-chase/revisions/1/restore/")
     assert restore.status_code == 404
     assert reader.get("/api/workspaces/initech/history/").status_code == 404
+
+
+def test_operators_read_every_workspace_s_history_and_nothing_else_of_it(acme):
+    """An operator of no workspace answers "who changed @invoice-chase in acme, and what
+    did it say before?" from the audit log, read-only; the workspace's other contents
+    (its skills' pages, agents, plans) stay its members'."""
+    from django.contrib.auth.models import Group
+
+    from pixie.permissions import OPERATORS_GROUP
+
+    workspace, owner, _member, agent, plan = acme
+    api_for(owner).patch(
+        "/api/workspaces/acme/skills/invoice-chase/", {"body": "Chase, kindly."}, format="json"
+    )
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    operator = make_user("opal")
+    operator.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    reader = admin_for(operator)
+    log = reader.get(reverse("admin:pixie_auditentry_changelist")).content.decode()
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
+    assert f'href="{compare}"' in log  # the edited skill links to its revisions
+    page = reader.get(compare, {"from": 1, "to": skill.head.number})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Chase, kindly." in text
+    # Its breadcrumbs name the skill without linking pages the operator may not open.
+    assert reverse("admin:catalog_workspaceskill_change", args=[skill.pk]) not in text
+    changelist = reverse("admin:catalog_workspaceskill_changelist")
+    assert f'href="{changelist}"' not in text
+    revision = reader.get(reverse("admin:catalog_workspaceskill_text", args=[skill.pk, 1]))
+    assert revision.status_code == 200 and b'value="Restore revision' not in revision.content
+    for closed in (
+        reverse("admin:catalog_workspaceskill_change", args=[skill.pk]),
+        reverse("admin:agents_agent_change", args=[agent.pk]),
+        reverse("admin:catalog_plan_review", args=[plan.pk]),
+    ):
+        assert reader.get(closed).status_code in (403, 404), closed
+    restore = reverse("admin:catalog_workspaceskill_restore", args=[skill.pk, 1])
+    head = skill.head_id
+    reader.post(restore)
+    skill.refresh_from_db()
+    assert skill.head_id == head
+    # The same over the API: history reads, and nothing more.
+    api = api_for(operator)
+    assert api.get("/api/workspaces/acme/history/").status_code == 200
+    assert api.get("/api/workspaces/acme/skills/invoice-chase/revisions/").status_code == 200
+    assert api.get("/api/workspaces/acme/skills/").status_code == 404
+    assert api.get("/api/workspaces/acme/agents/").status_code == 404

@@ -75,6 +75,11 @@ ADMIN_KINDS = {
         stranger=404, member=200, owner=200, staff=404, operator=404, auditor=200, superuser=200
     ),
     # The audit log: auditors and operators (superusers among them) read it; nobody writes it.
+    # A workspace skill's revisions and comparisons: workspace pages that operators read
+    # too (they read every workspace's history, not its other pages).
+    "history_page": _row(
+        stranger=404, member=200, owner=200, staff=404, operator=200, auditor=200, superuser=200
+    ),
     "audit_log": _row(
         stranger=403, member=403, owner=403, staff=403, operator=200, auditor=200, superuser=200
     ),
@@ -105,8 +110,8 @@ ADMIN_NAMED = {
     "pixie_contact_our_card": "any_staff",
     "catalog_plan_review": "workspace_page",
     "catalog_plan_status": "workspace_page",
-    "catalog_workspaceskill_text": "workspace_page",
-    "catalog_workspaceskill_compare": "workspace_page",
+    "catalog_workspaceskill_text": "history_page",
+    "catalog_workspaceskill_compare": "history_page",
     "catalog_workspaceskill_restore": "post_only",
     "pixie_workspace_dashboard": "workspace_page",
     "catalog_workspaceskill_share": "workspace_page",
@@ -240,8 +245,9 @@ def test_admin_pages_allow_and_deny_as_expected(world):
 API_READ = {"anonymous": 401, "inactive": 401, "stranger": 404, "member": 200, "owner": 200,
             "staff": 404, "operator": 404, "auditor": 404, "superuser": 404}  # fmt: skip
 API_OWNER = {**API_READ, "member": 403, "owner": OK}
-# History reads (revisions, comparisons, the workspace's history): auditors' too.
-API_HISTORY = {**API_READ, "auditor": 200}
+# History reads (revisions, comparisons, the workspace's history): auditors' and
+# operators' too (superusers are operators).
+API_HISTORY = {**API_READ, "auditor": 200, "operator": 200, "superuser": 200}
 API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 # The catalog is what a workspace sees: a staff login of no workspace, not an operator,
 # lists nothing and reads nothing.
