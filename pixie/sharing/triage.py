@@ -154,13 +154,30 @@ def messages_expire(*, now=None) -> int:
         created_at__lt=cutoff,
     )
     total = 0
+    days = settings.PIXIE_INBOX_UNKNOWN_EXPIRY_DAYS
     while True:
-        batch = list(expired.order_by("pk").values_list("pk", flat=True)[:EXPIRY_BATCH])
+        batch = list(
+            expired.order_by("pk").values_list("pk", "workspace_id")[:EXPIRY_BATCH]
+        )
         if not batch:
             break
-        with transaction.atomic():
-            deleted, _ = Message.objects.filter(pk__in=batch, reviewed_at__isnull=True).delete()
-        total += deleted
+        by_workspace: dict[int, list[int]] = {}
+        for pk, workspace_id in batch:
+            by_workspace.setdefault(workspace_id, []).append(pk)
+        workspaces = Workspace.objects.in_bulk(list(by_workspace))
+        for workspace_id, ids in by_workspace.items():
+            with transaction.atomic():
+                doomed = Message.objects.filter(pk__in=ids, reviewed_at__isnull=True)
+                deleted, _ = doomed.delete()
+                if deleted:  # none when another worker's run took them first: no entry
+                    comment = (
+                        f"Expired {deleted} unreviewed message(s) from unknown senders "
+                        f"after {days} days"
+                    )
+                    with audited(actor=None, comment=comment):
+                        # Deleted rows have no version: the workspace's history records it.
+                        reversion.add_to_revision(workspaces[workspace_id])
+            total += deleted
     if total:
         log.info("Expired %d unreviewed message(s) from unknown senders", total)
     return total

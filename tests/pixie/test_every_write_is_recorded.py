@@ -178,6 +178,19 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             delete_pending=True, actor=owner,
         )  # fmt: skip
 
+    def expire():
+        # A stranger's letter nobody reviewed, older than the expiry: the periodic task's.
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from pixie.sharing.tasks import expire_unknown_messages
+
+        receive("fourth")
+        long_ago = timezone.now() - timedelta(days=400)
+        Message.objects.filter(pk=state["fourth"].pk).update(created_at=long_ago)
+        assert expire_unknown_messages.delay().get() == 1
+
     pending = BundleVersion.objects.get(pk=world.ids["pending_version"])
     publisher = make_publisher("walkers")
     steps = [
@@ -245,6 +258,7 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("an unblock", lambda: [
             sharing.sender_unblock(blocked=blocked, actor=owner)
             for blocked in BlockedSender.objects.filter(workspace=acme)], []),
+        ("an expiry", expire, [acme]),
     ]  # fmt: skip
     auditors = Group.objects.get(name="auditors")
     assert auditors  # the world's groups exist: a write path is walked as its user takes it

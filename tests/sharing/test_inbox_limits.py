@@ -378,6 +378,15 @@ def test_unreviewed_messages_from_strangers_expire_through_the_periodic_task(
     left = {o.text for o in sharing.messages_open(messages=list(received(beta)))}
     assert left == {"old and kept", "recent", "old, from a contact"}
     assert expire_unknown_messages.delay().get() == 0  # twice is harmless
+    # The workspace's history says what went, once, by the task and by nobody.
+    from pixie.models import AuditEntry
+
+    expired = AuditEntry.objects.filter(revision__comment__startswith="Expired ")
+    (entry,) = expired
+    assert entry.revision.comment == (
+        "Expired 1 unreviewed message(s) from unknown senders after 14 days"
+    )
+    assert (entry.workspace_id, entry.channel, entry.revision.user_id) == (beta.pk, "task", None)
     schedule = {entry["task"] for entry in celery_app.conf.beat_schedule.values()}
     assert expire_unknown_messages.name in schedule
     # Named as it was before sharing moved into its package: queued messages still find it.
