@@ -9,6 +9,8 @@ from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from catalog.models import Plan
+
 from .admin_pages import AdminPages, WorkspacePages
 from .admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin
 from .audit_log import (
@@ -25,7 +27,8 @@ from .audit_log import (
     with_objects,
 )
 from .dashboard import workspace_dashboard
-from .errors import ValidationFailed
+from .errors import PixieError, ValidationFailed
+from .installer.plans import plan_create, version_to_plan
 from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
 from .permissions import opens_audited_objects, reads_audit_log
 
@@ -50,7 +53,10 @@ class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
         dashboard = self.page_path(
             "<int:workspace_id>/dashboard/", self.dashboard_view, "pixie_workspace_dashboard"
         )
-        return [dashboard, *super().get_urls()]
+        plan = self.page_path(
+            "<int:workspace_id>/plan/", self.plan_view, "pixie_workspace_plan", post_only=True
+        )
+        return [dashboard, plan, *super().get_urls()]
 
     @admin.display(description="Dashboard")
     def dashboard_link(self, obj):
@@ -67,8 +73,31 @@ class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
             **workspace_dashboard(workspace=workspace),
             workspace=workspace,
             is_owner=self.is_owner(request, workspace),
+            workspace_role=self.workspace_role(request, workspace),
             original=workspace,
         )
+
+    def plan_view(self, request, workspace_id):
+        """Install or upgrade from the home: ask for the plan and show it, to be read
+        whole and approved there."""
+        workspace = self.page_object(request, workspace_id)
+        kind = request.POST.get("kind", "")
+        try:
+            if kind not in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE):
+                raise ValidationFailed(f"kind must be install or upgrade; got {kind[:20]!r}")
+            bundle_version = version_to_plan(
+                workspace,
+                kind=kind,
+                bundle=request.POST.get("bundle", ""),
+                version=request.POST.get("version", ""),
+            )
+            plan = plan_create(
+                workspace=workspace, kind=kind, bundle_version=bundle_version, actor=request.user
+            )
+        except PixieError as exc:
+            self.report(request, exc)
+            return redirect("admin:pixie_workspace_dashboard", workspace.pk)
+        return redirect("admin:catalog_plan_review", plan.pk)
 
 
 @admin.register(AuditEntry)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
-from catalog.models import Installation, Plan, SkillRevision, Status
+from catalog.models import Bundle, Installation, Plan, SkillRevision, Status
 from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
@@ -12,9 +12,10 @@ from pixie.installer.repoint import pins_behind
 
 
 def workspace_dashboard(*, workspace) -> dict:
-    """Installations and what is newer, open plans, unconfirmed credentials, agents behind.
+    """Installations and what is newer, the catalog it may install from, open plans,
+    unconfirmed credentials, agents behind.
 
-    Five queries whatever the number of rows.
+    Eight queries whatever the number of rows.
     """
     installations = list(
         Installation.objects.filter(workspace=workspace)
@@ -49,6 +50,7 @@ def workspace_dashboard(*, workspace) -> dict:
     )
     return {
         "installations": rows,
+        **_catalog(workspace, installed={i.bundle_id: i for i in installations}),
         "open_plans": list(
             Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED)
             .select_related("bundle_version__bundle", "created_by")
@@ -61,3 +63,32 @@ def workspace_dashboard(*, workspace) -> dict:
         ),
         "agents_behind": agents_behind,
     }
+
+
+CATALOG_SHOWN = 20
+
+
+def _catalog(workspace, *, installed: dict) -> dict:
+    """The bundles the workspace may install, by name (the first 20, and how many in all):
+    each with its publisher, description, newest published version and how many there
+    are, and what this workspace has installed of it."""
+    published = versions_visible_to_workspace(workspace).filter(status=Status.PUBLISHED)
+    bundles = Bundle.objects.filter(Exists(published.filter(bundle=OuterRef("pk"))))
+    shown = list(bundles.select_related("publisher").order_by("name", "slug")[:CATALOG_SHOWN])
+    versions: dict[int, list[str]] = {}
+    for bundle_id, version in published.filter(bundle__in=shown).values_list(
+        "bundle_id", "version"
+    ):
+        versions.setdefault(bundle_id, []).append(version)
+    rows = []
+    for bundle in shown:
+        ordered = sorted(versions.get(bundle.pk, []), key=version_key)
+        installation = installed.get(bundle.pk)
+        rows.append({
+            "bundle": bundle,
+            "newest": ordered[-1] if ordered else None,
+            "versions": len(ordered),
+            "installed": installation.bundle_version.version if installation else None,
+        })  # fmt: skip
+    total = len(shown) if len(shown) < CATALOG_SHOWN else bundles.count()
+    return {"catalog": rows, "catalog_total": total}

@@ -4,12 +4,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from pixie import history_api
 from pixie.health import healthz, livez
+from pixie.home import favicon, home
 
 handler404 = "pixie.api.not_found"
-# Nothing is served at /: the admin's "View site" link would lead every reader to a 404.
-admin.site.site_url = None
+# "View site": / leads a person to their workspace's home (pixie.home).
+admin.site.site_url = "/"
 
 urlpatterns = [
+    path("", home, name="home"),
+    path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),
     path("admin/", admin.site.urls),

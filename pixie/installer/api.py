@@ -13,11 +13,10 @@ from rest_framework.views import APIView
 
 from agents.models import Agent
 from catalog.models import Generation, Installation, Plan
-from catalog.selectors import versions_visible_to_workspace
 from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
 
-from .plans import plan_approve, plan_create, plan_reject, plan_rollback
+from .plans import plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
 from .repoint import repoint_create
 from .serializers import (
     GenerationSerializer,
@@ -75,7 +74,9 @@ class PlanList(InWorkspace, generics.ListAPIView):
                 fork_choices=data["fork_choices"],
             )
             return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
-        bundle_version = _bundle_version(ws, data)
+        bundle_version = version_to_plan(
+            ws, kind=data["kind"], bundle=data["bundle"], version=data.get("version")
+        )
         plan = plan_create(
             workspace=ws,
             kind=data["kind"],
@@ -85,28 +86,6 @@ class PlanList(InWorkspace, generics.ListAPIView):
             fork_choices=data["fork_choices"],
         )
         return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
-
-
-def _bundle_version(workspace, data):
-    if data["kind"] == Plan.Kind.UNINSTALL:
-        installation = (
-            Installation.objects.select_related("bundle_version__bundle")
-            .filter(workspace=workspace, bundle__slug=data["bundle"])
-            .first()
-        )
-        if installation is None:
-            raise ValidationFailed(f"{data['bundle']} is not installed in {workspace.name}")
-        return installation.bundle_version
-    bundle_version = (
-        versions_visible_to_workspace(workspace)
-        .select_related("bundle")
-        .filter(bundle__slug=data["bundle"], version=data["version"])
-        .exclude(status="draft")
-        .first()
-    )
-    if bundle_version is None:
-        raise ValidationFailed(f"No published version {data['version']} of {data['bundle']}")
-    return bundle_version
 
 
 class PlanDetail(InWorkspace, generics.RetrieveAPIView):

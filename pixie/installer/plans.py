@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from catalog.models import BundleVersion, Generation, Installation, Plan, Status
-from catalog.selectors import visible_to_workspace
+from catalog.selectors import versions_visible_to_workspace, visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.installer.plan_core import FORK_CHOICES, compute_plan
@@ -100,6 +100,31 @@ def generation_of(installation: Installation, number) -> Generation:
             code="no_generation",
         )
     return generation
+
+
+def version_to_plan(workspace, *, kind: str, bundle: str, version: str | None):
+    """The bundle version a plan of ``kind`` would bring: for an uninstall, the installed
+    one; otherwise the published (or yanked) ``version`` the workspace may see, or a
+    refusal naming what is missing."""
+    if kind == Plan.Kind.UNINSTALL:
+        installation = (
+            Installation.objects.select_related("bundle_version__bundle")
+            .filter(workspace=workspace, bundle__slug=bundle)
+            .first()
+        )
+        if installation is None:
+            raise ValidationFailed(f"{bundle} is not installed in {workspace.name}")
+        return installation.bundle_version
+    bundle_version = (
+        versions_visible_to_workspace(workspace)
+        .select_related("bundle")
+        .filter(bundle__slug=bundle, version=version)
+        .exclude(status=Status.DRAFT)
+        .first()
+    )
+    if bundle_version is None:
+        raise ValidationFailed(f"No published version {version} of {bundle}")
+    return bundle_version
 
 
 def installed(workspace, bundle_slug: str) -> Installation:

@@ -55,13 +55,16 @@ def test_the_dashboard_shows_versions_open_plans_credentials_and_agents_behind(
 ):
     client = browser(member)
     url = reverse("admin:pixie_workspace_dashboard", args=[busy_acme.pk])
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(16):  # 14, and the catalog's bundles and versions
         page = client.get(url)
     html = page.content.decode()
     installations = html[html.index('id="dashboard-installations"') :]
     assert "Accounts Receivable" in installations and "2.1.0" in installations
     assert '<span class="newer">2.2.0</span>' in installations
-    assert "ask for the upgrade" not in installations  # a member cannot ask
+    assert "Plan the upgrade" not in installations  # a member cannot ask
+    catalog = html[html.index('id="dashboard-catalog"') : html.index('id="dashboard-plans"')]
+    assert "Accounts Receivable" in catalog and "installed 2.1.0" in catalog
+    assert 'value="Install' not in catalog
     assert html.count("upgrade Accounts Receivable 2.2.0</a>") == 55
     assert Plan.objects.filter(workspace=busy_acme, status="proposed").count() == 55
     assert "LEDGER_API_TOKEN" in html and "TOKEN_51" in html
@@ -76,3 +79,73 @@ def test_only_members_see_a_workspace_dashboard(acme, owner):
     url = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
     assert browser(stranger).get(url).status_code == 404
     assert browser(owner).get(url).status_code == 200
+
+
+def test_an_owner_installs_and_upgrades_from_the_workspace_home(
+    acme, owner, member, demo_catalog, django_capture_on_commit_callbacks
+):
+    """From login to the plan of an install: "/" leads an owner of one workspace to its
+    home, whose catalog offers Install; the plan is asked for and shown, to be approved
+    there. A member reads the same catalog and is offered nothing."""
+    from catalog.models import Installation
+
+    client = browser(owner)
+    home = client.get("/")
+    url = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
+    assert home.status_code == 302 and home["Location"] == url
+    page = client.get(url).content.decode()
+    assert 'value="Install Accounts Receivable 2.2.0"' in page
+    action = reverse("admin:pixie_workspace_plan", args=[acme.pk])
+    asked = client.post(action, {"kind": "install", "bundle": "accounts-receivable",
+                                 "version": "2.2.0"})  # fmt: skip
+    plan = Plan.objects.get(workspace=acme)
+    assert asked["Location"] == reverse("admin:catalog_plan_review", args=[plan.pk])
+    assert (plan.kind, plan.bundle_version.version, plan.status) == ("install", "2.2.0", "proposed")
+    # Refusals say what is wrong, on the home, and ask for nothing.
+    for bad, words in (
+        ({"kind": "install", "bundle": "accounts-receivable", "version": "9.9.9"},
+         "No published version 9.9.9 of accounts-receivable"),
+        ({"kind": "uninstall", "bundle": "accounts-receivable"},
+         "kind must be install or upgrade; got 'uninstall'"),
+    ):  # fmt: skip
+        refused = client.post(action, bad, follow=True)
+        shown = [str(m) for m in refused.context["messages"]]
+        assert any(words in m for m in shown), shown
+    assert Plan.objects.filter(workspace=acme).count() == 1
+    # A member is offered nothing and, posting anyway, is refused.
+    member_page = browser(member).get(url).content.decode()
+    assert 'value="Install' not in member_page and "its owners install" in member_page
+    refused = browser(member).post(action, {"kind": "install", "bundle": "accounts-receivable",
+                                           "version": "2.2.0"}, follow=True)  # fmt: skip
+    assert "Only an owner of" in refused.content.decode()
+    assert Plan.objects.filter(workspace=acme).count() == 1
+    # Once 2.1.0 is installed, the home offers the upgrade.
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    assert Installation.objects.filter(workspace=acme).exists()
+    page = client.get(url).content.decode()
+    assert 'value="Plan the upgrade to 2.2.0"' in page and "installed 2.1.0" in page
+
+
+def test_home_sends_each_person_where_they_start():
+    from django.test import Client
+
+    anonymous = Client().get("/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/admin/login/")
+    several = make_user("sev")
+    make_workspace("one", owner=several)
+    make_workspace("two", owner=several)
+    assert browser(several).get("/")["Location"] == reverse("admin:index")
+    assert browser(make_user("none")).get("/")["Location"] == reverse("admin:index")
+    icon = Client().get("/favicon.ico")
+    assert icon.status_code == 301 and icon["Location"].endswith(".svg")
+
+
+def test_the_admin_index_leads_to_each_of_the_reader_s_workspaces(acme, owner, member):
+    page = browser(owner).get(reverse("admin:index")).content.decode()
+    home = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
+    assert 'id="your-workspaces"' in page and f'href="{home}"' in page
+    assert "install from the catalog" in page
+    theirs = browser(member).get(reverse("admin:index")).content.decode()
+    assert "member: read its bundles" in theirs
+    nobody = browser(make_user("nobody")).get(reverse("admin:index")).content.decode()
+    assert 'id="your-workspaces"' not in nobody

@@ -11,6 +11,7 @@ import pytest
 from django.apps import apps
 from django.db import transaction
 from django.test import Client
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from tests.reliability.urls import ADMIN_MODEL_VIEW, all_patterns, fill
@@ -127,6 +128,7 @@ ADMIN_NAMED = {
     "catalog_workspaceskill_edit": "workspace_page",
     "agents_agent_promote": "workspace_page",
     "catalog_plan_approve": "post_only",
+    "pixie_workspace_plan": "post_only",
     "catalog_plan_reject": "post_only",
     "catalog_plan_choices": "post_only",
     "catalog_plan_repoint": "post_only",
@@ -335,6 +337,9 @@ PROBE = {r: 200 for r in ROLES}
 PROBE_ROWS = {
     "healthz": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
     "livez": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
+    # The way in: everyone is sent on (to the login, a workspace's home or the index).
+    "home": [("get", {r: 302 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
+    "favicon": [("get", {r: 301 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
 }
 
 
@@ -352,9 +357,10 @@ def test_probes_answer_everyone_and_change_nothing(world):
                 client = Client()
                 if role != "anonymous":
                     client.force_login(world.users[role])
-                status = getattr(client, method)(f"/{name}").status_code
+                url = reverse(name)
+                status = getattr(client, method)(url).status_code
                 if status != expected[role]:
-                    failures.append(f"{role} {method.upper()} /{name}: {status}, expected "
+                    failures.append(f"{role} {method.upper()} {url}: {status}, expected "
                                     f"{expected[role]}")  # fmt: skip
     assert failures == [], "\n".join(failures)
     assert digest() == before
@@ -481,8 +487,6 @@ def _action_target(label, world):
 
 @pytest.mark.parametrize("role", ROLES)
 def test_admin_actions_change_something_only_for_who_may(role, world):
-    from django.urls import reverse
-
     failures = []
     for (label, action), (allowed, extra) in ACTION_ROWS.items():
         app_label, model_name = label.split(".")
