@@ -2,7 +2,6 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.helpers import ActionForm
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
@@ -22,6 +21,7 @@ from pixie.permissions import is_operator
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages
+from .admin_release import ReleaseActions
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
 from .admin_skill_pages import SkillPages
@@ -39,7 +39,7 @@ from .models import (
     Tool,
     WorkspaceSkill,
 )
-from .services import bundle_version_publish, bundle_version_yank, skill_version_publish
+from .services import skill_version_publish
 from .services.catalog_review import review_queue
 from .services.publishing import skill_package_check, skill_package_create
 
@@ -316,14 +316,10 @@ def bundle_files_context(bundle_version) -> dict:
     }
 
 
-class YankForm(ActionForm):
-    reason = forms.CharField(
-        required=False, max_length=400, help_text="Why it is yanked (needed to yank)."
-    )
-
-
 @admin.register(BundleVersion)
-class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin):
+class BundleVersionAdmin(
+    ReleaseActions, CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin
+):
     list_display = [
         "bundle",
         "version",
@@ -332,14 +328,13 @@ class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryA
         "catalog_review",
         "skill_count",
         "published_at",
+        "yank_reason",
     ]
     list_filter = ["status", "catalog_review", "bundle__publisher__kind", "bundle"]
     search_fields = ["bundle__name", "bundle__slug", "version"]
     list_select_related = ["bundle__publisher"]
     autocomplete_fields = ["bundle"]
     inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
-    actions = ["publish", "yank"]
-    action_form = YankForm
     # reversion's list with "Upload a bundle" added.
     change_list_template = "admin/catalog/bundleversion/change_list.html"
     fields = [
@@ -417,6 +412,8 @@ class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryA
             # bundle_picture escapes every piece of text it draws.
             extra["bundle_picture"] = mark_safe(bundle_picture(bundle_version))  # noqa: S308
             extra.update(bundle_files_context(bundle_version))
+            # Publish and Yank (a confirmation first) for whoever may run the actions.
+            extra["can_release"] = "publish" in self.get_actions(request)
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
     def has_change_permission(self, request, obj=None):
@@ -428,29 +425,6 @@ class BundleVersionAdmin(CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryA
         if obj is not None and obj.status != Status.DRAFT:
             return False
         return super().has_delete_permission(request, obj)
-
-    @admin.action(description="Publish selected bundle versions", permissions=["change"])
-    def publish(self, request, queryset):
-        run_service(
-            self,
-            request,
-            queryset.select_related("bundle"),
-            lambda obj: bundle_version_publish(bundle_version=obj, actor=request.user),
-            "Published",
-        )
-
-    @admin.action(
-        description="Yank selected bundle versions (give a reason)", permissions=["change"]
-    )
-    def yank(self, request, queryset):
-        reason = request.POST.get("reason", "")
-        run_service(
-            self,
-            request,
-            queryset.select_related("bundle"),
-            lambda obj: bundle_version_yank(bundle_version=obj, actor=request.user, reason=reason),
-            "Yanked",
-        )
 
 
 class SkillRevisionInline(ReadOnlyInline):

@@ -364,3 +364,6 @@ def _generations_page(installation, before: str | None) -> dict:
         "generations_older": shown[-1].number if older else None,
         "generations_paged": bool(before),
     }
+
+# What a publish or a yank would touch, on catalog's confirmation pages (its hook).
+from . import release_impact  # noqa: E402, F401

@@ -133,29 +133,40 @@ def _action(client, url, action, ids, **extra):
     )
 
 
-def test_admin_publish_action_shows_the_unresolved_mention(operator_client):
+def test_admin_publish_action_confirms_then_shows_the_unresolved_mention(operator_client):
     chase = make_skill_version("invoice-chase", body="Then @refund-wizard it.")
     bundle_version = make_bundle_version(skills=[chase])
     url = reverse("admin:catalog_bundleversion_changelist")
-    response = _action(operator_client, url, "publish", [bundle_version.pk])
+    asked = _action(operator_client, url, "publish", [bundle_version.pk]).content.decode()
+    assert 'id="release-impact"' in asked and "Yes, publish 1 version" in asked
+    assert BundleVersion.objects.get(pk=bundle_version.pk).status == Status.DRAFT
+    response = _action(operator_client, url, "publish", [bundle_version.pk], post="yes")
     text = response.content.decode()
     assert "@refund-wizard is mentioned by @invoice-chase" in text
+    # Refused, the confirmation stays, with the version still selected.
+    assert f'name="_selected_action" value="{bundle_version.pk}"' in text
     assert BundleVersion.objects.get(pk=bundle_version.pk).status == Status.DRAFT
 
     SkillVersion.objects.filter(pk=chase.pk).update(body="Then @ask-approval.")
-    response = _action(operator_client, url, "publish", [bundle_version.pk])
-    assert "Published: 1." in response.content.decode()
+    response = _action(operator_client, url, "publish", [bundle_version.pk], post="yes")
+    assert f"Published {bundle_version}." in response.content.decode()
     assert BundleVersion.objects.get(pk=bundle_version.pk).status == Status.PUBLISHED
 
 
-def test_admin_yank_action_takes_the_reason_from_the_action_bar(operator_client, published):
+def test_admin_yank_asks_the_reason_on_its_confirmation_and_keeps_the_selection(
+    operator_client, published
+):
     url = reverse("admin:catalog_bundleversion_changelist")
-    response = _action(operator_client, url, "yank", [published.pk])
-    assert "Say why the version is yanked" in response.content.decode()
+    response = _action(operator_client, url, "yank", [published.pk], post="yes")
+    text = response.content.decode()
+    assert "Say why the version is yanked" in text
+    assert f'name="_selected_action" value="{published.pk}"' in text
     assert BundleVersion.objects.get(pk=published.pk).status == Status.PUBLISHED
-    _action(operator_client, url, "yank", [published.pk], reason="Double charges")
+    _action(operator_client, url, "yank", [published.pk], post="yes", reason="Double charges")
     published.refresh_from_db()
     assert (published.status, published.yank_reason) == (Status.YANKED, "Double charges")
+    listed = operator_client.get(url).content.decode()
+    assert "Double charges" in listed  # the reason is a column
 
 
 def test_admin_shows_a_published_version_read_only_and_ignores_posted_changes(

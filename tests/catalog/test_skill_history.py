@@ -346,16 +346,16 @@ def test_the_owner_restores_from_the_revision_page(edited, owner, member):
 
 
 def test_the_skill_page_offers_a_member_only_what_a_member_may_do(edited, owner, member):
-    """Edit, Share and Rename are an owner's; a member reads the revisions and the
-    comparison, and may take the skill on or off the planner's menu."""
+    """Edit, Share, Rename and the planner's menu are an owner's (skill_set_advertised
+    refuses anyone else); a member reads the revisions and the comparison."""
     owners = [
         reverse("admin:catalog_workspaceskill_edit", args=[edited.pk]),
         reverse("admin:catalog_workspaceskill_share", args=[edited.pk]),
         reverse("admin:catalog_workspaceskill_rename", args=[edited.pk]),
+        reverse("admin:catalog_workspaceskill_advertise", args=[edited.pk]),
     ]
     readers = [
         reverse("admin:catalog_workspaceskill_compare", args=[edited.pk]),
-        reverse("admin:catalog_workspaceskill_advertise", args=[edited.pk]),
     ]
     as_member = admin_for(member).get(skill_page(edited)).content.decode()
     as_owner = admin_for(owner).get(skill_page(edited)).content.decode()

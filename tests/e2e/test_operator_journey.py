@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import BundleVersion
+from tests.e2e.test_accessibility import AXE_SCRIPT, THEMES, serious_violations, show_theme
 from tests.factories import make_publisher
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -85,6 +86,7 @@ def test_operator_drafts_is_refused_fixes_publishes_yanks_and_reads_history(
     # Publishing is refused, naming the mention that resolves nowhere.
     tab.go("/admin/catalog/bundleversion/")
     run_action(page, "3.0.0", "publish")
+    page.get_by_role("button", name="Yes, publish 1 version").click()
     expect(page.locator(".messagelist .error")).to_have_text(
         "Accounts Receivable 3.0.0 cannot be published: @refund-policy is mentioned by "
         "@refund-check but is neither a skill in this bundle nor a tool"
@@ -101,11 +103,26 @@ def test_operator_drafts_is_refused_fixes_publishes_yanks_and_reads_history(
     page.get_by_role("button", name="Save", exact=True).click()
     tab.go("/admin/catalog/bundleversion/")
     run_action(page, "3.0.0", "publish")
-    expect(messages).to_contain_text("Published: 1.")
+    expect(page.locator("#release-impact")).to_contain_text("3.0.0")
+    page.get_by_role("button", name="Yes, publish 1 version").click()
+    expect(messages).to_contain_text("Published Accounts Receivable 3.0.0.")
 
-    # An older version is yanked, with a reason.
-    run_action(page, "2.1.0", "yank", Reason="Chases invoices under a payment plan.")
-    expect(messages).to_contain_text("Yanked: 1.")
+    # An older version is yanked from its own page, with a reason, after reading who runs it.
+    older = BundleVersion.objects.get(version="2.1.0")
+    tab.go(f"/admin/catalog/bundleversion/{older.pk}/change/")
+    page.get_by_role("button", name="Yank…").click()
+    expect(page.locator("#release-impact")).to_contain_text("Accounts Receivable 2.1.0")
+    page.add_script_tag(content=AXE_SCRIPT)
+    for theme in THEMES:
+        show_theme(page, theme)
+        assert serious_violations(page, f"yank confirmation [{theme}]") == []
+        tab.shot(f"bundle-version-yank-confirm-{theme}")
+    show_theme(page, "light")
+    page.get_by_role("button", name="Yes, yank 1 version").click()
+    expect(page.locator("#release-problems")).to_have_count(0)  # the browser asks first
+    page.get_by_label("Why it is yanked").fill("Chases invoices under a payment plan.")
+    page.get_by_role("button", name="Yes, yank 1 version").click()
+    expect(messages).to_contain_text("Yanked Accounts Receivable 2.1.0.")
     assert BundleVersion.objects.get(version="2.1.0").status == "yanked"
 
     # History names the operator and the comments.

@@ -442,8 +442,10 @@ def _enumerated_actions():
 
 # (model, action) -> (roles whose action changes something, POST extras)
 ACTION_ROWS = {
-    ("catalog.bundleversion", "publish"): ({"superuser", "operator"}, {}),
-    ("catalog.bundleversion", "yank"): ({"superuser", "operator"}, {"reason": "Broken"}),
+    ("catalog.bundleversion", "publish"): ({"superuser", "operator"}, {"post": "yes"}),
+    ("catalog.bundleversion", "yank"): (
+        {"superuser", "operator"}, {"reason": "Broken", "post": "yes"}
+    ),
     ("catalog.skillversion", "publish"): ({"superuser", "operator"}, {}),
     ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
     ("pixie.message", "retry_delivery"): (set(), {}),
