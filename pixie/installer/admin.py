@@ -14,8 +14,19 @@ from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.urls import reverse
 
 from agents.models import Agent
-from catalog.models import BundleVersion, CatalogReview, Installation, Plan, Status
+from catalog.content_diff import frontmatter_text
+from catalog.models import (
+    BundleSkill,
+    BundleVersion,
+    CatalogReview,
+    Installation,
+    Plan,
+    Status,
+    WorkspaceSkill,
+)
 from catalog.selectors import visible_versions
+from catalog.skill_files_display import file_rows
+from egress.models import CredentialRequirement
 from pixie.admin_pages import WorkspacePages
 from pixie.admin_scoping import (
     MemberWorkspaceFilter,
@@ -27,7 +38,7 @@ from pixie.admin_scoping import (
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
-from .plan_display import grouped_steps
+from .plan_display import grouped_steps, plan_timeline
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import progress_of, repoint_backlog, repoint_create
 
@@ -180,6 +191,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             page(f"{plan}/reject/", self.reject_view, "catalog_plan_reject", post_only=True),
             page(f"{plan}/choices/", self.choices_view, "catalog_plan_choices", post_only=True),
             page(f"{plan}/status/", self.status_view, "catalog_plan_status"),
+            page(f"{plan}/skill/<slug:slug>/", self.skill_view, "catalog_plan_skill"),
             page(f"{plan}/repoint/", self.repoint_view, "catalog_plan_repoint", post_only=True),
             *super().get_urls(),
         ]
@@ -250,7 +262,10 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             "admin/catalog/plan/review.html",
             f"Plan #{plan.pk}: {plan.get_kind_display().lower()} {_target(plan)}",
             plan=plan,
-            groups=grouped_steps(plan.steps),
+            groups=grouped_steps(plan.steps, plan_links(plan)),
+            timeline=plan_timeline(plan),
+            done=plan.status == Plan.State.APPLIED,
+            forks=any(step["type"] == "skill.fork" for step in plan.steps),
             can_decide=role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED,
             is_member_only=role == Membership.Role.MEMBER,
             unconfirmed=[
@@ -268,8 +283,39 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             is_owner=role == Membership.Role.OWNER,
         )
 
-    def approve_view(self, request, plan_id):
+    def skill_view(self, request, plan_id, slug):
+        """A skill the plan brings, read whole before it exists here: its text,
+        frontmatter and files as the plan's bundle version has them."""
         plan = self._plan(request, plan_id)
+        entry = (
+            BundleSkill.objects.filter(
+                bundle_version=plan.bundle_version, skill_version__package__slug=slug
+            )
+            .select_related("skill_version__package")
+            .first()
+            if plan.bundle_version_id
+            else None
+        )
+        if entry is None:
+            raise Http404(f"Plan #{plan.pk} brings no skill @{slug}.")
+        version = entry.skill_version
+        return self.render_page(
+            request,
+            "admin/catalog/plan/skill.html",
+            f"@{slug} as plan #{plan.pk} would bring it",
+            plan=plan,
+            slug=slug,
+            version=version,
+            frontmatter=frontmatter_text(version.frontmatter, version.approvals),
+            files=file_rows(version.files.all()),
+        )
+
+    def approve_view(self, request, plan_id):
+        """Approve what the page showed. Fork choices other than the plan's recompute it
+        first (a new plan, this one superseded), to be read again: never approved unseen."""
+        plan = self._plan(request, plan_id)
+        if self._chosen(request, plan) != self._chosen(None, plan):
+            return self.choices_view(request, plan_id)
         try:
             plan_approve(plan=plan, actor=request.user)
         except PixieError as exc:
@@ -291,11 +337,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     def choices_view(self, request, plan_id):
         """Different fork choices make a new plan; this one is superseded."""
         plan = self._plan(request, plan_id)
-        choices = {
-            step["slug"]: request.POST.get(f"fork-{step['slug']}", step["choice"])
-            for step in plan.steps
-            if step["type"] == "skill.fork"
-        }
+        choices = self._chosen(request, plan)
         try:
             new_plan = plan_create(
                 workspace=plan.workspace,
@@ -308,8 +350,21 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         except PixieError as exc:
             self.report(request, exc)
             return self._back(plan_id)
-        self.message_user(request, f"Plan #{new_plan.pk} replaces #{plan.pk} with your choices.")
+        self.message_user(
+            request,
+            f"Plan #{new_plan.pk} replaces #{plan.pk} with your choices: read it, then approve.",
+        )
         return self._back(new_plan.pk)
+
+    @staticmethod
+    def _chosen(request, plan) -> dict:
+        """Each fork's choice as posted (or, without a request, as the plan has it)."""
+        posted = request.POST if request is not None else {}
+        return {
+            step["slug"]: posted.get(f"fork-{step['slug']}", step["choice"])
+            for step in plan.steps
+            if step["type"] == "skill.fork"
+        }
 
     def status_view(self, request, plan_id):
         plan = self._plan(request, plan_id)
@@ -364,6 +419,38 @@ def _generations_page(installation, before: str | None) -> dict:
         "generations_older": shown[-1].number if older else None,
         "generations_paged": bool(before),
     }
+
+def plan_links(plan) -> dict:
+    """Where each skill, agent and credential a plan names can be read: the workspace's
+    own pages, or, for a skill not created yet, the plan's page of it. Three queries."""
+    steps = plan.steps
+    slugs = {s.get("slug") or s.get("to") for s in steps if s["type"].startswith("skill.")}
+    slugs.discard(None)
+    skills = {
+        slug: reverse("admin:catalog_workspaceskill_change", args=[pk])
+        for slug, pk in WorkspaceSkill.objects.filter(
+            workspace=plan.workspace_id, slug__in=slugs
+        ).values_list("slug", "pk")
+    }
+    for step in steps:
+        if step["type"] == "skill.create" and step["slug"] not in skills:
+            skills[step["slug"]] = reverse("admin:catalog_plan_skill", args=[plan.pk, step["slug"]])
+    names = {s["agent"] for s in steps if "agent" in s}
+    agents: dict[str, str] = {}
+    for name, pk in Agent.objects.filter(workspace=plan.workspace_id, name__in=names).values_list(
+        "name", "pk"
+    ):
+        # Two agents of one name: neither is linked rather than the wrong one.
+        agents[name] = "" if name in agents else reverse("admin:agents_agent_change", args=[pk])
+    credentials = {
+        name: reverse("admin:egress_credentialrequirement_change", args=[pk])
+        for name, pk in CredentialRequirement.objects.filter(
+            workspace=plan.workspace_id,
+            name__in={s["name"] for s in steps if s["type"].startswith("credential.")},
+        ).values_list("name", "pk")
+    }
+    return {"skills": skills, "agents": agents, "credentials": credentials}
+
 
 # What a publish or a yank would touch, on catalog's confirmation pages (its hook).
 from . import release_impact  # noqa: E402, F401

@@ -22,7 +22,10 @@ GROUPS = [
 ]
 
 
-def grouped_steps(steps: list[Step]) -> list[dict]:
+def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
+    """The steps by group, each with what the page shows of it; ``links`` (from
+    plan_links) adds the address of each skill, agent and credential it names."""
+    links = links or {}
     groups = []
     for key, title, types in GROUPS:
         members = [dict(step) for step in steps if step["type"] in types]
@@ -31,6 +34,47 @@ def grouped_steps(steps: list[Step]) -> list[dict]:
                 step["diff_html"] = side_by_side(step["old_body"], step["body"])
             if step["type"] in ("skill.update", "skill.fork"):
                 step["file_views"] = file_views(step.get("files", []))
+            if step["type"] == "skill.fork":
+                step.update(fork_views(step))
+            slug = step.get("slug") or step.get("to")
+            step["skill_url"] = links.get("skills", {}).get(slug, "")
+            step["agent_url"] = links.get("agents", {}).get(step.get("agent"), "")
+            step["credential_url"] = links.get("credentials", {}).get(step.get("name"), "")
         if members:
             groups.append({"key": key, "title": title, "steps": members})
     return groups
+
+
+def fork_views(step: dict) -> dict:
+    """A fork's three texts as two comparisons from the base: what you changed and what
+    the catalog changed, each with the changed words marked, so a region both changed
+    (a conflict) shows in both."""
+    base = step.get("base_body") or ""
+    return {
+        "yours_html": side_by_side(base, step.get("mine_body") or ""),
+        "new_html": side_by_side(base, step.get("body") or ""),
+    }
+
+
+def plan_timeline(plan) -> list[dict]:
+    """What happened to the plan, oldest first, each with who and when: proposed, then
+    approved or rejected, applying, and how it ended."""
+    State = type(plan).State
+    moments = [{"state": "proposed", "label": "Proposed", "who": plan.created_by,
+                "when": plan.created_at}]  # fmt: skip
+    if plan.status == State.REJECTED:
+        moments.append({"state": "rejected", "label": "Rejected", "who": plan.decided_by,
+                        "when": plan.decided_at, "note": plan.reject_reason})  # fmt: skip
+        return moments
+    if plan.decided_at:
+        moments.append({"state": "approved", "label": "Approved", "who": plan.decided_by,
+                        "when": plan.decided_at})  # fmt: skip
+    if plan.started_at:
+        moments.append({"state": "applying", "label": "Applying", "who": None,
+                        "when": plan.started_at})  # fmt: skip
+    ended = {State.APPLIED: "Applied", State.FAILED: "Failed", State.STALE: "Stale",
+             State.SUPERSEDED: "Superseded"}  # fmt: skip
+    if plan.status in ended:
+        moments.append({"state": plan.status, "label": ended[plan.status], "who": None,
+                        "when": plan.finished_at, "note": plan.error})  # fmt: skip
+    return moments

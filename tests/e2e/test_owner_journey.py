@@ -89,10 +89,18 @@ def test_owner_installs_edits_upgrades_with_a_merge_and_repoints(
         expect(fork).to_contain_text("@invoice-chase")
         for choice in ("Keep my version", "Take the new version", "Merge"):
             expect(fork.get_by_label(choice)).to_be_visible()
+        # The choice is part of the approval: another one turns Approve into Recompute,
+        # and the recomputed plan is shown again before anything is approved.
+        approve = page.get_by_role("button", name="Approve the whole plan")
         fork.get_by_label("Merge").check()
-        fork.get_by_role("button", name="Recompute with this choice").click()
+        expect(approve).to_have_count(0)
+        page.get_by_role("button", name="Recompute the plan with these choices").click()
         expect(page.locator(".messagelist")).to_contain_text(f"replaces #{first.pk}")
+        assert Plan.objects.get(pk=first.pk).status == Plan.State.SUPERSEDED
+        assert not Plan.objects.filter(status=Plan.State.APPROVED).exists()
         expect(fork).to_contain_text("choice: merge")
+        marked = fork.locator(".fork-diffs ins").all_inner_texts()
+        assert any(OWN_LINE.split()[0] in words for words in marked), marked  # words marked
         expect(fork.locator(".merge")).to_contain_text(OWN_LINE)
         expect(fork.locator(".merge")).to_contain_text("@payment-plan")
         tab.shot("plan-upgrade-fork-merge")

@@ -176,3 +176,69 @@ def test_owner_confirms_a_credential_in_the_admin_and_a_member_cannot(
     page = browser(owner).post(url, data, follow=True).content.decode()
     assert "LEDGER_API_TOKEN confirmed as supplied." in page
     assert CredentialRequirement.objects.get().confirmed_by == owner
+
+
+def test_the_plan_page_links_what_it_names_and_tells_its_story(
+    acme, owner, member, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    """Before approval a skill the plan would create is readable on the plan's own page;
+    the timeline says who did what when; once applied the page speaks of what it did."""
+    plan = plan_create(workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"],
+                       actor=owner, agents=agents)  # fmt: skip
+    client = browser(member)
+    page = client.get(review_url(plan)).content.decode()
+    skill_page = reverse("admin:catalog_plan_skill", args=[plan.pk, "invoice-chase"])
+    assert f'href="{skill_page}"' in page
+    agent_page = reverse("admin:agents_agent_change", args=[agents[0].pk])
+    assert f'href="{agent_page}"' in page
+    assert 'id="plan-timeline"' in page and "<strong>Proposed</strong> by owen" in page
+    text = client.get(skill_page).content.decode()
+    assert "Chase an overdue invoice" in text and "would bring" in text
+    nothing = reverse("admin:catalog_plan_skill", args=[plan.pk, "nothing"])
+    assert client.get(nothing).status_code == 404
+    stranger = make_user("sam")
+    assert browser(stranger).get(skill_page).status_code == 404
+
+    with django_capture_on_commit_callbacks(execute=True):
+        browser(owner).post(reverse("admin:catalog_plan_approve", args=[plan.pk]))
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLIED
+    page = client.get(review_url(plan)).content.decode()
+    assert 'id="plan-done"' in page and 'tag add">created' in page
+    assert "<strong>Approved</strong> by owen" in page and "<strong>Applied</strong>" in page
+    from catalog.models import WorkspaceSkill
+
+    chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    assert reverse("admin:catalog_workspaceskill_change", args=[chase.pk]) in page
+    credential = reverse("admin:egress_credentialrequirement_change",
+                         args=[acme.credential_requirements.get().pk])  # fmt: skip
+    assert f'href="{credential}"' in page
+
+
+def test_approving_with_another_fork_choice_recomputes_instead(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    """What is approved is what the page showed: a choice other than the plan's makes a
+    new plan to read, and approves nothing."""
+    from catalog.models import WorkspaceSkill
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
+    plan = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
+    )
+    client = browser(owner)
+    approve = reverse("admin:catalog_plan_approve", args=[plan.pk])
+    shown = next(s for s in plan.steps if s["type"] == "skill.fork")["choice"]
+    other = "merge" if shown != "merge" else "keep"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(approve, {"fork-invoice-chase": other})
+    newer = Plan.objects.latest("pk")
+    assert newer.pk != plan.pk and response.url == review_url(newer)
+    assert (newer.status, Plan.objects.get(pk=plan.pk).status) == ("proposed", "superseded")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("admin:catalog_plan_approve", args=[newer.pk]),
+                    {"fork-invoice-chase": other})  # fmt: skip
+    newer.refresh_from_db()
+    assert newer.status == Plan.State.APPLIED

@@ -111,6 +111,7 @@ ADMIN_NAMED = {
     "pixie_contact_our_card": "any_staff",
     "catalog_plan_review": "workspace_page",
     "catalog_plan_status": "workspace_page",
+    "catalog_plan_skill": "workspace_page",
     "catalog_workspaceskill_text": "history_page",
     "catalog_workspaceskill_compare": "history_page",
     "catalog_workspaceskill_restore": "post_only",
