@@ -266,6 +266,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             timeline=plan_timeline(plan),
             done=plan.status == Plan.State.APPLIED,
             forks=any(step["type"] == "skill.fork" for step in plan.steps),
+            holders=any(s["type"] in ("agent.gains", "agent.left_out") for s in plan.steps),
             can_decide=role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED,
             is_member_only=role == Membership.Role.MEMBER,
             unconfirmed=[
@@ -337,7 +338,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     def choices_view(self, request, plan_id):
         """Different fork choices make a new plan; this one is superseded."""
         plan = self._plan(request, plan_id)
-        choices = self._chosen(request, plan)
+        choices, left_out = self._chosen(request, plan)
         try:
             new_plan = plan_create(
                 workspace=plan.workspace,
@@ -345,6 +346,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 bundle_version=plan.bundle_version or plan.installation.bundle_version,
                 agents=plan.options.get("agents", []),
                 fork_choices=choices,
+                leave_out=left_out,
+                generation=plan.options.get("generation"),
                 actor=request.user,
             )
         except PixieError as exc:
@@ -357,14 +360,19 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         return self._back(new_plan.pk)
 
     @staticmethod
-    def _chosen(request, plan) -> dict:
-        """Each fork's choice as posted (or, without a request, as the plan has it)."""
+    def _chosen(request, plan) -> tuple[dict, list[int]]:
+        """Each fork's choice and the agents left out, as posted (or as the plan has them,
+        without a request or for what the form did not show)."""
         posted = request.POST if request is not None else {}
-        return {
+        forks = {
             step["slug"]: posted.get(f"fork-{step['slug']}", step["choice"])
             for step in plan.steps
             if step["type"] == "skill.fork"
         }
+        left_out = sorted(plan.options.get("leave_out", []))
+        if request is not None and "leave-out-shown" in posted:
+            left_out = sorted({int(v) for v in posted.getlist("leave-out") if v.isdigit()})
+        return forks, left_out
 
     def status_view(self, request, plan_id):
         plan = self._plan(request, plan_id)

@@ -46,12 +46,15 @@ class PlanList(InWorkspace, generics.ListAPIView):
         serializer = PlanRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        agents = list(Agent.objects.filter(workspace=ws, slug__in=data["agents"]))
-        missing = sorted(set(data["agents"]) - {a.slug for a in agents})
+        named = set(data["agents"]) | set(data["leave_out"])
+        found = {a.slug: a for a in Agent.objects.filter(workspace=ws, slug__in=named)}
+        missing = sorted(named - set(found))
         if missing:
             raise ValidationFailed(
                 [f"{ws.name} has no agent {slug!r}" for slug in missing], code="bad_agent"
             )
+        agents = [found[slug] for slug in data["agents"]]
+        leave_out = [found[slug] for slug in data["leave_out"]]
         if data["kind"] == Plan.Kind.REPOINT:
             installation = None
             if data.get("bundle"):
@@ -72,6 +75,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
                 actor=request.user,
                 agents=agents,
                 fork_choices=data["fork_choices"],
+                leave_out=leave_out,
             )
             return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
         bundle_version = version_to_plan(
@@ -84,6 +88,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
             actor=request.user,
             agents=agents,
             fork_choices=data["fork_choices"],
+            leave_out=leave_out,
         )
         return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
 

@@ -112,6 +112,7 @@ def staleness(plan: Plan) -> str:
         installation=installation,
         agent_ids=plan.options.get("agents", []),
         fork_choices=plan.options.get("fork_choices", {}),
+        leave_out=plan.options.get("leave_out", []),
         # Only the slugs the plan depends on: not the whole namespace again.
         only_slugs=step_slugs(plan.steps),
         diffs=False,
@@ -420,7 +421,8 @@ def _revision_for(skill_id, number, version, body, approver, comment, origin) ->
 
 
 def _attach(plan: Plan) -> list[AgentSkill]:
-    steps = _of(plan, "agent.attach")
+    # An install's chosen agents, and the agents an upgrade's new skills are added to.
+    steps = _of(plan, "agent.attach") + _of(plan, "agent.gains")
     if not steps:
         return []
     slugs = {slug for s in steps for slug in s["skills"]}
@@ -456,7 +458,7 @@ def _attach(plan: Plan) -> list[AgentSkill]:
                     agent_id=s["agent_id"],
                     skill_id=skill_id,
                     position=start + offset,
-                    pinned_revision_id=head_id,
+                    pinned_revision_id=None if s.get("follows") else head_id,
                 )
             )
     return AgentSkill.objects.bulk_create(rows)

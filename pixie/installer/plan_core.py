@@ -26,7 +26,9 @@ from pixie.namespace import apply_rename, make_slug, parse_mentions
 from .steps import (
     AgentAttach,
     AgentFollows,
+    AgentGains,
     AgentHas,
+    AgentLeftOut,
     AgentOverride,
     AgentPinned,
     ApprovalRule,
@@ -100,6 +102,10 @@ class PlanInputs:
     fork_choices: dict[str, str] = field(default_factory=dict)
     # The skill ids each chosen agent already has: agent id -> skill ids
     attached: dict[int, frozenset[int]] = field(default_factory=dict)
+    # Agents holding this installation's skills (an upgrade adds its new skills to them):
+    # (agent id, name, whether it follows the latest of every one it has), by name
+    holders: tuple[tuple[int, str, bool], ...] = ()
+    left_out: frozenset[int] = frozenset()  # holders the owner left out
     # The text of the changed text files the plan diffs (see `texts_needed`): sha256 -> text
     texts: dict[str, str] = field(default_factory=dict)
 
@@ -536,6 +542,7 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
     steps.extend(_reach_steps(inputs))
     steps.extend(_approval_steps(inputs, steps))
     steps.extend(_attach_steps(inputs, steps))
+    steps.extend(_holder_steps(inputs, steps))
     steps.extend(_agent_steps(inputs, steps))
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
 
@@ -599,6 +606,32 @@ def _attach_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentAttach | A
                     "(position, pin, overrides), not attached again",
                 }
             )
+    return found
+
+
+def _holder_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentGains | AgentLeftOut]:
+    """An upgrade (or rollback) that brings skills the installation lacks adds them to
+    every agent that has its other skills, as each holds those: following the latest if
+    it follows them all, else pinned to the new revisions. An agent the owner left out
+    is named, and gets nothing."""
+    new = [s["slug"] for s in steps if s["type"] == "skill.create"]
+    if inputs.kind not in ("upgrade", "rollback") or not new:
+        return []
+    found: list[AgentGains | AgentLeftOut] = []
+    for agent_id, name, follows in inputs.holders:
+        if agent_id in inputs.left_out:
+            found.append({
+                "type": "agent.left_out", "agent_id": agent_id, "agent": name, "skills": new,
+                "reason": "you left it out: it keeps only the skills it has",
+            })  # fmt: skip
+            continue
+        how = "following the latest, as it follows the others" if follows else (
+            "pinned to the new revisions, as it pins the others")
+        found.append({
+            "type": "agent.gains", "agent_id": agent_id, "agent": name, "skills": new,
+            "follows": follows,
+            "reason": f"it has this bundle's other skills; the new ones are added {how}",
+        })  # fmt: skip
     return found
 
 

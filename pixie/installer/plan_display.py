@@ -17,7 +17,12 @@ GROUPS = [
     ("network", "Network", ("egress.add", "egress.remove")),
     ("credentials", "Credentials", ("credential.require", "credential.remove")),
     ("approvals", "Approval rules", ("approval.rule",)),
-    ("agents", "Agents", ("agent.attach", "agent.has", "agent.pinned", "agent.follows")),
+    (
+        "agents",
+        "Agents",
+        ("agent.attach", "agent.gains", "agent.left_out", "agent.has", "agent.pinned",
+         "agent.follows"),
+    ),
     ("repoint", "Pins to move", ("repoint.move", "repoint.stay")),
 ]
 

@@ -170,6 +170,7 @@ def read_plan_inputs(
     installation: Installation | None,
     agent_ids: list[int],
     fork_choices: dict[str, str],
+    leave_out: list[int] | tuple = (),
     only_slugs: set[str] | None = None,
     diffs: bool = True,
 ) -> tuple[PlanInputs, dict]:
@@ -186,7 +187,7 @@ def read_plan_inputs(
     occupied, heads = _namespace(workspace, mine, slugs)
     egress, needed, credentials = _reach(workspace, installation)
     agents, attached = _chosen_agents(workspace, agent_ids)
-    pins, follows, overrides = _agents_using(mine)
+    pins, follows, overrides, holders = _agents_using(mine)
     inputs = PlanInputs(
         kind=kind,
         target=target,
@@ -203,6 +204,8 @@ def read_plan_inputs(
         occupants=_occupants(workspace, incoming, mine),
         fork_choices=fork_choices,
         attached=_by_agent(attached),
+        holders=holders,
+        left_out=frozenset(leave_out),
     )
     if diffs:
         inputs = _texts(inputs)
@@ -212,6 +215,8 @@ def read_plan_inputs(
         "egress": sorted([h, p, by_plan] for (h, p), by_plan in egress.items()),
         "credentials": sorted(credentials),
         "agents": sorted([a, s] for a, s in attached),
+        # Who holds the installation's skills, and how: an upgrade adds its new ones to them.
+        "holders": [[agent_id, follows] for agent_id, _name, follows in holders],
         "_heads": heads,  # reduced to the relevant slugs by the caller
     }
     return inputs, reads
@@ -310,28 +315,36 @@ def _by_agent(attached: list[tuple[int, int]]) -> dict[int, frozenset[int]]:
 
 
 def _agents_using(mine: set[int]):
-    """Agents using this installation's skills: pinned, following the latest, overriding."""
+    """Agents using this installation's skills: pinned, following the latest, overriding;
+    and each agent holding any of them, by name, with whether it follows them all."""
     overrides = tuple(
         AgentSkill.objects.filter(skill_id__in=mine, override__isnull=False)
         .order_by("agent__name", "position")
         .values_list("agent__name", "skill__slug", "override__number")
     )
     pins, follows = [], []
-    for agent_name, slug, number in (
+    holders: dict[int, list] = {}
+    for agent_id, agent_name, slug, number in (
         AgentSkill.objects.filter(skill_id__in=mine)
-        .order_by("agent__name", "position")
-        .values_list("agent__name", "skill__slug", "pinned_revision__number")
+        .order_by("agent__name", "agent_id", "position")
+        .values_list("agent_id", "agent__name", "skill__slug", "pinned_revision__number")
     ):
+        holder = holders.setdefault(agent_id, [agent_name, True])
         if number is None:
             follows.append((agent_name, slug))
         else:
             pins.append((agent_name, slug, number))
-    return tuple(pins), tuple(follows), overrides
+            holder[1] = False
+    held = tuple((agent_id, name, all_follow) for agent_id, (name, all_follow) in holders.items())
+    return tuple(pins), tuple(follows), overrides, held
 
 
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:
-    """Keep only the skills whose slugs the plan depends on."""
+    """Keep only the skills whose slugs the plan depends on, and the holders only when the
+    plan adds skills to them."""
     heads = reads.pop("_heads")
+    if not any(s["type"] in ("agent.gains", "agent.left_out") for s in steps):
+        reads.pop("holders", None)
     slugs = step_slugs(steps)
     slugs |= {s.slug for s in inputs.target.skills} if inputs.target else set()
     mine = {s.slug for s in inputs.installed.values()}

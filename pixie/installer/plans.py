@@ -186,9 +186,11 @@ def plan_create(
     agents: list | tuple = (),
     fork_choices: dict[str, str] | None = None,
     generation: int | None = None,
+    leave_out: list | tuple = (),
 ) -> Plan:
     """Compute a plan; nothing in the workspace changes until it is approved and applied.
-    A rollback names the generation it returns to (plan_rollback finds its version)."""
+    A rollback names the generation it returns to (plan_rollback finds its version).
+    ``leave_out``: agents (or ids) an upgrade does not add its new skills to."""
     require_owner(user=actor, workspace=workspace)
     fork_choices = dict(fork_choices or {})
     if bundle_version is not None:  # the stored status decides, not a caller's copy
@@ -213,6 +215,7 @@ def plan_create(
         generation=generation,
     )
     agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
+    left_out = sorted({agent.pk if isinstance(agent, Agent) else agent for agent in leave_out})
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=kind,
@@ -220,6 +223,7 @@ def plan_create(
         installation=installation,
         agent_ids=agent_ids,
         fork_choices=fork_choices,
+        leave_out=left_out,
     )
     if len(inputs.agents) != len(set(agent_ids)):
         raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
@@ -244,6 +248,7 @@ def plan_create(
             options={
                 "agents": agent_ids,
                 "fork_choices": fork_choices,
+                **({"leave_out": left_out} if left_out else {}),
                 **({"generation": generation} if kind == Plan.Kind.ROLLBACK else {}),
             },
             reads=reads,

@@ -17,6 +17,14 @@ class PlanRequestSerializer(StrictSerializer):
     agents = serializers.ListField(
         child=serializers.SlugField(max_length=64), required=False, max_length=200, default=list
     )
+    leave_out = serializers.ListField(
+        child=serializers.SlugField(max_length=64),
+        required=False,
+        max_length=200,
+        default=list,
+        help_text="For an upgrade or a rollback: agents (slugs) not to add its new skills "
+        "to. By default every agent that has the bundle's other skills gets them.",
+    )
     fork_choices = serializers.DictField(
         child=serializers.ChoiceField(choices=FORK_CHOICES),
         required=False,

@@ -190,6 +190,28 @@ class AgentAttach(TypedDict):
     reason: str
 
 
+class AgentGains(TypedDict):
+    """An upgrade's new skills, added to an agent that has the installation's others:
+    following the latest if it follows them, else pinned to the new revisions."""
+
+    type: Literal["agent.gains"]
+    agent_id: int
+    agent: str
+    skills: list[str]
+    follows: bool
+    reason: str
+
+
+class AgentLeftOut(TypedDict):
+    """An agent the owner left out of an upgrade's new skills."""
+
+    type: Literal["agent.left_out"]
+    agent_id: int
+    agent: str
+    skills: list[str]
+    reason: str
+
+
 class AgentHas(TypedDict):
     type: Literal["agent.has"]
     agent_id: int
@@ -263,6 +285,8 @@ Step = (
     | CredentialRemove
     | ApprovalRule
     | AgentAttach
+    | AgentGains
+    | AgentLeftOut
     | AgentHas
     | AgentOverride
     | AgentFollows

@@ -1,0 +1,113 @@
+"""Upgrades keep agents whole: a skill the new version adds goes to every agent that has
+the installation's other skills, as each holds those (pinned, or following the latest),
+unless the owner leaves the agent out; listed in the plan, through the API a user takes."""
+
+import pytest
+
+from agents.models import AgentSkill
+from agents.selectors import composed_prompt
+from catalog.models import Plan
+from tests.clients import api_for
+from tests.installer.flow import approve_and_apply, install
+
+pytestmark = pytest.mark.django_db
+
+UPGRADE = {"kind": "upgrade", "bundle": "accounts-receivable", "version": "2.2.0"}
+
+
+@pytest.fixture
+def installed(acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks):
+    """2.1.0 on both agents: collections pinned (as installed), front desk following."""
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, agents)
+    collections, front_desk = agents
+    AgentSkill.objects.filter(agent=front_desk).update(pinned_revision=None)
+    return collections, front_desk
+
+
+def upgrade(owner, **extra):
+    answer = api_for(owner).post("/api/workspaces/acme/plans/", {**UPGRADE, **extra},
+                                 format="json")  # fmt: skip
+    assert answer.status_code == 201, answer.content
+    return answer.json()
+
+
+def test_an_upgrade_adds_its_new_skill_to_each_agent_as_it_holds_the_others(
+    installed, owner, django_capture_on_commit_callbacks
+):
+    collections, front_desk = installed
+    body = upgrade(owner)
+    gains = {s["agent"]: s for s in body["steps"] if s["type"] == "agent.gains"}
+    assert set(gains) == {"Collections agent", "Front desk agent"}
+    assert gains["Collections agent"]["skills"] == ["payment-plan"]
+    assert (gains["Collections agent"]["follows"], gains["Front desk agent"]["follows"]) == (
+        False, True)  # fmt: skip
+    plan = approve_and_apply(Plan.objects.get(pk=body["id"]), owner,
+                             django_capture_on_commit_callbacks)  # fmt: skip
+    assert plan.status == Plan.State.APPLIED, plan.error
+    pinned = AgentSkill.objects.get(agent=collections, skill__slug="payment-plan")
+    assert pinned.pinned_revision_id == pinned.skill.head_id
+    following = AgentSkill.objects.get(agent=front_desk, skill__slug="payment-plan")
+    assert following.pinned_revision_id is None
+    # The agent that follows runs the new @invoice-chase, which mentions @payment-plan:
+    # it now resolves.
+    unresolved = {m for part in composed_prompt(front_desk).parts for m in part.unresolved}
+    assert "payment-plan" not in unresolved
+
+
+def test_an_owner_leaves_an_agent_out_and_it_gets_nothing(
+    installed, owner, django_capture_on_commit_callbacks
+):
+    collections, front_desk = installed
+    body = upgrade(owner, leave_out=[front_desk.slug])
+    left = [s for s in body["steps"] if s["type"] == "agent.left_out"]
+    assert [(s["agent"], s["skills"]) for s in left] == [("Front desk agent", ["payment-plan"])]
+    plan = approve_and_apply(Plan.objects.get(pk=body["id"]), owner,
+                             django_capture_on_commit_callbacks)  # fmt: skip
+    assert plan.status == Plan.State.APPLIED, plan.error
+    assert AgentSkill.objects.filter(agent=collections, skill__slug="payment-plan").exists()
+    assert not AgentSkill.objects.filter(agent=front_desk, skill__slug="payment-plan").exists()
+
+
+def test_leaving_out_an_agent_that_does_not_exist_is_named(installed, owner):
+    answer = api_for(owner).post("/api/workspaces/acme/plans/",
+                                 {**UPGRADE, "leave_out": ["nobody"]}, format="json")  # fmt: skip
+    assert answer.status_code == 400
+    assert "Acme has no agent 'nobody'" in answer.json()["detail"]
+    assert not Plan.objects.filter(kind="upgrade").exists()
+
+
+def test_an_agent_that_starts_holding_the_bundle_after_the_plan_makes_it_stale(
+    installed, owner, acme, django_capture_on_commit_callbacks
+):
+    """Who gets the new skill was read when the plan was made: if that changes, the plan
+    is stale rather than applied to a different set of agents."""
+    from agents.models import Agent
+    from catalog.models import WorkspaceSkill
+
+    body = upgrade(owner)
+    late = Agent.objects.create(workspace=acme, slug="late", name="Late agent")
+    AgentSkill.objects.create(agent=late, skill=WorkspaceSkill.objects.get(slug="invoice-chase"))
+    plan = approve_and_apply(Plan.objects.get(pk=body["id"]), owner,
+                             django_capture_on_commit_callbacks)  # fmt: skip
+    assert plan.status == Plan.State.STALE, plan.status
+    assert not AgentSkill.objects.filter(skill__slug="payment-plan").exists()
+
+
+def test_leaving_an_agent_out_on_the_plan_page_recomputes_before_approval(installed, owner):
+    from django.urls import reverse
+
+    from tests.clients import admin_for
+
+    collections, front_desk = installed
+    plan = Plan.objects.get(pk=upgrade(owner)["id"])
+    client = admin_for(owner)
+    page = client.get(reverse("admin:catalog_plan_review", args=[plan.pk])).content.decode()
+    assert f'name="leave-out" value="{front_desk.pk}"' in page
+    assert "Leave Front desk agent out" in page
+    answer = client.post(reverse("admin:catalog_plan_approve", args=[plan.pk]),
+                         {"leave-out-shown": "1", "leave-out": [str(front_desk.pk)]})  # fmt: skip
+    newer = Plan.objects.latest("pk")
+    assert answer["Location"] == reverse("admin:catalog_plan_review", args=[newer.pk])
+    assert newer.options["leave_out"] == [front_desk.pk]
+    assert Plan.objects.get(pk=plan.pk).status == Plan.State.SUPERSEDED
+    assert newer.status == Plan.State.PROPOSED  # shown again, not approved
