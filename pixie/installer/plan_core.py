@@ -31,6 +31,7 @@ from .steps import (
     AgentLeftOut,
     AgentOverride,
     AgentPinned,
+    AgentUnresolved,
     ApprovalRule,
     BundleSize,
     SkillFork,
@@ -106,6 +107,11 @@ class PlanInputs:
     # (agent id, name, whether it follows the latest of every one it has), by name
     holders: tuple[tuple[int, str, bool], ...] = ()
     left_out: frozenset[int] = frozenset()  # holders the owner left out
+    # What each agent the plan touches runs now: agent id -> (name, ((skill slug,
+    # follows the latest, runs its own override), ...)), its enabled, live skills
+    runs: dict[int, tuple[str, tuple[tuple[str, bool, bool], ...]]] = field(
+        default_factory=dict
+    )
     # The text of the changed text files the plan diffs (see `texts_needed`): sha256 -> text
     texts: dict[str, str] = field(default_factory=dict)
 
@@ -544,6 +550,7 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
     steps.extend(_attach_steps(inputs, steps))
     steps.extend(_holder_steps(inputs, steps))
     steps.extend(_agent_steps(inputs, steps))
+    steps.extend(_unresolved_steps(inputs, steps))
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
 
 
@@ -633,6 +640,58 @@ def _holder_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentGains | Ag
             "reason": f"it has this bundle's other skills; the new ones are added {how}",
         })  # fmt: skip
     return found
+
+
+AGENTS_NAMED = 20
+
+
+def _unresolved_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentUnresolved]:
+    """Warnings: each mention that, once the plan is applied, a skill an agent it touches
+    runs would make of a skill or tool that agent does not have. Only the agents the plan
+    touches and only the bodies it adds or changes are read, so the cost follows the plan.
+    (A pinned or overridden body the plan does not change is not read again.)"""
+    if not inputs.runs:
+        return []
+    removed = {s["slug"] for s in steps if s["type"] == "skill.remove"}
+    latest: dict[str, str] = {}  # slug -> the body the plan makes its latest
+    for step in steps:
+        if step["type"] in ("skill.create", "skill.update"):
+            latest[step["slug"]] = step["body"]
+        elif step["type"] == "skill.fork" and step["choice"] != "keep":
+            merged = step["merged_body"] if step["choice"] == "merge" else None
+            latest[step["slug"]] = merged if merged is not None else step["body"]
+    added: dict[int, list[str]] = {}
+    for step in steps:
+        if step["type"] in ("agent.attach", "agent.gains"):
+            added.setdefault(step["agent_id"], []).extend(step["skills"])
+    tools = {slug for slug, holder in inputs.occupied.items() if holder == "tool"}
+    found: dict[tuple[str, str], list[str]] = {}
+    for agent_id, (name, running) in sorted(inputs.runs.items(), key=lambda r: r[1][0]):
+        has = {slug for slug, _f, _o in running if slug not in removed}
+        has |= set(added.get(agent_id, ()))
+        bodies = [(slug, latest[slug]) for slug in added.get(agent_id, ()) if slug in latest]
+        bodies += [
+            (slug, latest[slug])
+            for slug, follows, overridden in running
+            if follows and not overridden and slug in latest and slug not in removed
+        ]
+        for slug, body in bodies:
+            for mention in parse_mentions(body):
+                if mention not in has and mention not in tools:
+                    found.setdefault((slug, mention), []).append(name)
+    return [
+        {
+            "type": "agent.unresolved",
+            "slug": slug,
+            "mention": mention,
+            "agents": sorted(set(names))[:AGENTS_NAMED],
+            "count": len(set(names)),
+            "reason": f"once applied, @{slug} mentions @{mention}, which these agents do not "
+            f"have: it would resolve to nothing in their prompt; attach @{mention} to them, "
+            "or edit the skill",
+        }
+        for (slug, mention), names in sorted(found.items())
+    ]
 
 
 def _agent_steps(

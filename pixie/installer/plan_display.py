@@ -20,8 +20,8 @@ GROUPS = [
     (
         "agents",
         "Agents",
-        ("agent.attach", "agent.gains", "agent.left_out", "agent.has", "agent.pinned",
-         "agent.follows"),
+        ("agent.unresolved", "agent.attach", "agent.gains", "agent.left_out", "agent.has",
+         "agent.pinned", "agent.follows"),
     ),
     ("repoint", "Pins to move", ("repoint.move", "repoint.stay")),
 ]

@@ -206,6 +206,8 @@ def read_plan_inputs(
         attached=_by_agent(attached),
         holders=holders,
         left_out=frozenset(leave_out),
+        # The mention check is the plan's, not the apply's (which re-reads to compare).
+        runs=_runs({a for a, _ in agents} | {h for h, _n, _f in holders}) if diffs else {},
     )
     if diffs:
         inputs = _texts(inputs)
@@ -337,6 +339,23 @@ def _agents_using(mine: set[int]):
             holder[1] = False
     held = tuple((agent_id, name, all_follow) for agent_id, (name, all_follow) in holders.items())
     return tuple(pins), tuple(follows), overrides, held
+
+
+def _runs(agent_ids: set[int]) -> dict:
+    """What each agent the plan touches runs now (its enabled, live skills), for the
+    mention check: one query, over those agents only."""
+    runs: dict[int, list] = {}
+    for agent_id, name, slug, pinned, override in (
+        AgentSkill.objects.filter(
+            agent_id__in=agent_ids, enabled=True, skill__archived_at__isnull=True
+        )
+        .order_by("agent_id", "position", "pk")
+        .values_list("agent_id", "agent__name", "skill__slug", "pinned_revision_id", "override_id")
+    ):
+        runs.setdefault(agent_id, [name, []])[1].append(
+            (slug, pinned is None, override is not None)
+        )
+    return {agent_id: (name, tuple(running)) for agent_id, (name, running) in runs.items()}
 
 
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:

@@ -212,6 +212,18 @@ class AgentLeftOut(TypedDict):
     reason: str
 
 
+class AgentUnresolved(TypedDict):
+    """A warning: once applied, a skill an agent runs would mention one that resolves to
+    nothing for it (the agents named: the first 20 of ``count``)."""
+
+    type: Literal["agent.unresolved"]
+    slug: str
+    mention: str
+    agents: list[str]
+    count: int
+    reason: str
+
+
 class AgentHas(TypedDict):
     type: Literal["agent.has"]
     agent_id: int
@@ -287,6 +299,7 @@ Step = (
     | AgentAttach
     | AgentGains
     | AgentLeftOut
+    | AgentUnresolved
     | AgentHas
     | AgentOverride
     | AgentFollows

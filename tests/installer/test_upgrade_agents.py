@@ -111,3 +111,19 @@ def test_leaving_an_agent_out_on_the_plan_page_recomputes_before_approval(instal
     assert newer.options["leave_out"] == [front_desk.pk]
     assert Plan.objects.get(pk=plan.pk).status == Plan.State.SUPERSEDED
     assert newer.status == Plan.State.PROPOSED  # shown again, not approved
+
+
+def test_an_agent_left_out_is_warned_of_the_mention_that_would_resolve_to_nothing(
+    installed, owner
+):
+    """The front desk follows @invoice-chase, whose 2.2.0 text mentions @payment-plan: left
+    out of @payment-plan, its prompt would name a skill it lacks. The plan says so, naming
+    the agent; an agent that gets @payment-plan is not warned."""
+    collections, front_desk = installed
+    body = upgrade(owner, leave_out=[front_desk.slug])
+    warnings = [s for s in body["steps"] if s["type"] == "agent.unresolved"]
+    assert [(w["slug"], w["mention"], w["agents"]) for w in warnings] == [
+        ("invoice-chase", "payment-plan", ["Front desk agent"])
+    ]
+    assert warnings[0]["count"] == 1
+    assert not [s for s in upgrade(owner)["steps"] if s["type"] == "agent.unresolved"]
