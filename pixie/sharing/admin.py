@@ -14,6 +14,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from pixie.admin_pages import WorkspacePages, report
 from pixie.admin_scoping import (
@@ -109,6 +110,12 @@ class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
 
     def _added(self, request, contact):
         messages.success(request, f"{contact.name} is now one of {contact.workspace}'s contacts.")
+        # Back where the person came from (a share's review), if it is one of our pages.
+        back = request.POST.get("next") or request.GET.get("next") or ""
+        if back and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return HttpResponseRedirect(back)
         return HttpResponseRedirect(reverse("admin:pixie_contact_changelist"))
 
     def add_card_view(self, request):
@@ -397,6 +404,7 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
             review=review,
             original=message,
             cancel_url=inbox_url(workspace),
+            is_owner=role == Membership.Role.OWNER,
             can_block=role == Membership.Role.OWNER and svc.may_block(review.opened),
         )
 

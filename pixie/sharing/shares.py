@@ -176,6 +176,9 @@ class Review:
     unresolved: list[str]
     can_import: bool
     why_not: str  # why this user cannot import it (a clause), when they cannot
+    # What an import would do now (merge run on what the workspace holds, nothing
+    # written): the skills it would add, those already here, and the renames.
+    preview: dict | None = None
 
 
 def share_review(*, workspace: Workspace, message: Message, role: str | None) -> Review:
@@ -188,7 +191,13 @@ def share_review(*, workspace: Workspace, message: Message, role: str | None) ->
     why_not = opened.import_refusal
     if not why_not and role != Membership.Role.OWNER:
         why_not = f"only an owner of {workspace.name} can import it"
-    return Review(opened, opened.share, unresolved, not why_not, why_not)
+    preview = None
+    if opened.share_import is None and not opened.outgoing:
+        incoming = {item.id for item in opened.share.items}
+        preview = outcome_dict(
+            merge(opened.share, _LocalSkills(workspace, incoming), _tool_slugs())
+        )
+    return Review(opened, opened.share, unresolved, not why_not, why_not, preview)
 
 
 @dataclass

@@ -47,7 +47,10 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
     assert unresolved.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 255, 204)"
     expect(page.locator("#content-main")).to_contain_text("@meeting-prep — Meeting Prep")
     bob_tab.shot("share-review")
-    page.get_by_role("button", name="Import").click()
+    # The summary opens the page, with Import at the top: no scrolling past every word.
+    summary = page.locator("#share-summary")
+    expect(summary).to_contain_text("it would arrive as @meeting-prep-2")
+    summary.get_by_role("button", name="Import").click()
     expect(page.locator("#content-main")).to_contain_text(
         "@meeting-prep was taken — imported as @meeting-prep-2."
     )

@@ -79,6 +79,14 @@ def test_ann_shares_daily_brief_and_bob_reviews_and_imports_it_with_a_rename(
         page,
     )
     assert 'value="Import"' in page and "Cancel" in page
+    # A summary opens the page: who, how many, what arrives renamed, with Import at the top.
+    html = review.content.decode()
+    summary = html[html.index('id="share-summary"') : html.index("pixie-item")]
+    assert "From Alpha" in summary and "2 skills: @daily-brief, @meeting-prep." in summary
+    assert "@meeting-prep is taken here: it would arrive as @meeting-prep-2" in summary
+    assert "Not available here: @weather-report" in summary
+    assert 'id="share-import-top"' in summary
+    assert not skills_of(beta).get("daily-brief")  # reading the preview imported nothing
 
     imported = submit(
         bob_browser, review, reverse("admin:pixie_message_import", args=[_inbox_pk(beta)])
@@ -252,6 +260,23 @@ def test_a_share_from_someone_not_in_contacts_is_shown_as_such_and_cannot_be_imp
     refused = submit(browser, review, reverse("admin:pixie_message_import", args=[_inbox_pk(beta)]))
     assert "its sender is not one of your contacts" in text_of(browser.get(refused["Location"]))
     assert not WorkspaceSkill.objects.filter(workspace=beta).exists()
+    # The review names the sender's fingerprint and leads to adding it, then back here.
+    page = review.content.decode()
+    assert "Its keys&#x27; fingerprint: <code>" in page or "Its keys' fingerprint: <code>" in page
+    review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
+    add = reverse("admin:pixie_contact_add_card")
+    assert f"{add}?next=" in page
+    alpha_card = text_of(browser_for(ann).get(reverse("admin:pixie_contact_our_card")))
+    card = alpha_card[alpha_card.index("{") : alpha_card.rindex("}") + 1]
+    form = browser.get(f"{add}?next={review_path}")
+    done = submit(browser, form, f"{add}?next={review_path}", {"workspace": beta.pk, "card": card})
+    assert done.status_code == 302 and done["Location"] == review_path
+    now = text_of(browser.get(review_path))
+    assert 'value="Import"' in now and "From Alpha" in now
+    Contact.objects.filter(workspace=beta).delete()
+    away = f"{add}?next=https://evil.example/"
+    elsewhere = submit(browser, browser.get(away), away, {"workspace": beta.pk, "card": card})
+    assert elsewhere["Location"] == reverse("admin:pixie_contact_changelist")  # never off-site
 
 
 def test_an_impostor_using_a_contacts_name_is_flagged(ann, bob, beta, daily_brief, send_share):
