@@ -1,0 +1,93 @@
+"""From login to an approved install and to an approved upgrade with a merge, from the
+workspace home, in Chromium, counting the clicks; the home read by a member offers
+nothing; both themes pass axe."""
+
+import pytest
+from playwright.sync_api import expect
+
+from catalog.models import Installation, WorkspaceSkill
+from catalog.services.workspace_skills import skill_edit
+from tests.e2e.test_accessibility import AXE_SCRIPT, THEMES, serious_violations, show_theme
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+OWN_LINE = "Always copy the account manager."
+
+
+def axe_both_themes(tab, where: str):
+    page = tab.page
+    page.add_script_tag(content=AXE_SCRIPT)
+    for theme in THEMES:
+        show_theme(page, theme)
+        assert serious_violations(page, f"{where} [{theme}]") == []
+        tab.shot(f"{where}-{theme}")
+    show_theme(page, "light")
+
+
+def test_an_owner_installs_then_upgrades_with_a_merge_from_the_workspace_home(
+    acme, owner, member, agents, demo_catalog, person, task_worker
+):
+    for user in (owner, member):
+        user.is_staff = True
+        user.save()
+    tab = person(owner)  # the login: its click is the first
+    page = tab.page
+    clicks = 1
+    with task_worker():
+        # "/" (View site) leads to the home; the index lists it too.
+        tab.go("/")
+        expect(page.locator("#dashboard-catalog")).to_contain_text("Accounts Receivable")
+        axe_both_themes(tab, "workspace-home")
+        page.get_by_role("button", name="Install Accounts Receivable 2.2.0").click()
+        clicks += 1
+        expect(page.locator("h1")).to_contain_text("install Accounts Receivable 2.2.0")
+        page.get_by_role("button", name="Approve the whole plan").click()
+        clicks += 1
+        expect(page.locator("#plan-status")).to_have_text("Applied", timeout=60_000)
+        assert Installation.objects.get().bundle_version == demo_catalog["2.2.0"]
+        install_clicks = clicks
+
+        tab.go("/")
+        expect(page.locator("#dashboard-installations")).to_contain_text("up to date")
+    assert install_clicks <= 3, install_clicks
+
+    # A member reads the same home and is offered no action.
+    reader = person(member)
+    reader.go("/")
+    expect(reader.page.locator("#dashboard-catalog")).to_contain_text("installed 2.2.0")
+    expect(reader.page.locator("#content-main").get_by_role("button")).to_have_count(0)
+
+
+def test_an_owner_upgrades_with_a_merge_in_five_clicks(
+    acme, owner, agents, demo_catalog, person, task_worker, django_capture_on_commit_callbacks
+):
+    from tests.installer.flow import install
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks, agents)
+    chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\n" + OWN_LINE)
+    owner.is_staff = True
+    owner.save()
+    tab = person(owner)
+    page = tab.page
+    clicks = 1  # the login
+    with task_worker():
+        tab.go("/")
+        page.get_by_role("button", name="Plan the upgrade to 2.2.0").click()
+        clicks += 1
+        fork = page.locator("#group-forks")
+        expect(fork).to_contain_text("@invoice-chase")
+        fork.get_by_label("Merge").check()
+        clicks += 1
+        page.get_by_role("button", name="Recompute the plan with these choices").click()
+        clicks += 1
+        expect(fork).to_contain_text("choice: merge")
+        expect(page.locator("#group-agents")).to_contain_text("gains")
+        page.get_by_role("button", name="Approve the whole plan").click()
+        clicks += 1
+        expect(page.locator("#plan-status")).to_have_text("Applied", timeout=60_000)
+        expect(page.locator("#plan-timeline")).to_contain_text("Applied")
+        axe_both_themes(tab, "plan-upgrade-applied")
+    chase.refresh_from_db()
+    assert OWN_LINE in chase.head.body and "@payment-plan" in chase.head.body
+    assert clicks <= 5, clicks
