@@ -7,7 +7,6 @@ catalog.admin.WorkspaceSkillAdmin through its ``extra_pages`` hook.
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponseRedirect
-from django.urls import reverse
 
 from catalog.admin import WorkspaceSkillAdmin
 from pixie.errors import PixieError
@@ -82,7 +81,6 @@ def share_view(model_admin, request, object_id):
         problems=problems,
         files_stay=svc.FILES_STAY,
         footer=PICKER_FOOTER,
-        contacts_url=reverse("admin:pixie_contact_changelist"),
     )
 
 

@@ -343,3 +343,17 @@ def test_a_broken_card_is_refused_with_what_is_wrong(ann, alpha):
 
 def _inbox_pk(workspace) -> int:
     return Message.objects.get(workspace=workspace, direction=Message.Direction.INCOMING).pk
+
+
+def test_a_contact_added_from_the_share_page_leads_back_to_the_share(ann, alpha, daily_brief):
+    make_workspace("gamma", owner=make_user("gil"))
+    browser = browser_for(ann)
+    picker_path = reverse("admin:catalog_workspaceskill_share", args=[daily_brief.pk])
+    picker = browser.get(picker_path)
+    assert "has no contacts yet" in text_of(picker)
+    add = link(picker, "from the workspaces on this server")
+    form = browser.get(add)
+    done = submit(browser, form, add, {"workspace": alpha.pk, "other": "gamma"})
+    assert done["Location"] == picker_path
+    back = text_of(browser.get(picker_path))
+    assert "Gamma" in back and "Not listed? Add them" in back
