@@ -21,6 +21,7 @@ from pixie.permissions import is_operator
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages
+from .admin_member_read import MemberReadable, MemberReadableInline
 from .admin_release import ReleaseActions
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
@@ -268,9 +269,14 @@ class FrozenWhenPublished:
         return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
-class BundleSkillInline(FrozenWhenPublished, SharedChoicesInline):
+class BundleSkillInline(MemberReadableInline, FrozenWhenPublished, SharedChoicesInline):
     model = BundleSkill
     fields = ["position", "skill_version"]
+    unlinked = {"skill_version": "skill"}
+
+    @admin.display(description="Skill version")
+    def skill(self, obj):
+        return str(obj.skill_version)
     ordering = ["position", "id"]
     shared_choices = {
         "skill_version": lambda: SkillVersion.objects.select_related("package").order_by(
@@ -282,12 +288,12 @@ class BundleSkillInline(FrozenWhenPublished, SharedChoicesInline):
         return super().get_queryset(request).select_related("skill_version__package")
 
 
-class BundleHostInline(FrozenWhenPublished, admin.TabularInline):
+class BundleHostInline(MemberReadableInline, FrozenWhenPublished, admin.TabularInline):
     model = BundleHost
     fields = ["host", "port", "purpose"]
 
 
-class BundleCredentialInline(FrozenWhenPublished, admin.TabularInline):
+class BundleCredentialInline(MemberReadableInline, FrozenWhenPublished, admin.TabularInline):
     model = BundleCredential
     fields = ["name", "host", "purpose"]
 
@@ -318,7 +324,7 @@ def bundle_files_context(bundle_version) -> dict:
 
 @admin.register(BundleVersion)
 class BundleVersionAdmin(
-    ReleaseActions, CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin
+    MemberReadable, ReleaseActions, CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin
 ):
     list_display = [
         "bundle",

@@ -75,18 +75,19 @@ def _catalog(workspace, *, installed: dict) -> dict:
     published = versions_visible_to_workspace(workspace).filter(status=Status.PUBLISHED)
     bundles = Bundle.objects.filter(Exists(published.filter(bundle=OuterRef("pk"))))
     shown = list(bundles.select_related("publisher").order_by("name", "slug")[:CATALOG_SHOWN])
-    versions: dict[int, list[str]] = {}
-    for bundle_id, version in published.filter(bundle__in=shown).values_list(
-        "bundle_id", "version"
+    versions: dict[int, list[tuple[str, int]]] = {}
+    for bundle_id, version, pk in published.filter(bundle__in=shown).values_list(
+        "bundle_id", "version", "pk"
     ):
-        versions.setdefault(bundle_id, []).append(version)
+        versions.setdefault(bundle_id, []).append((version, pk))
     rows = []
     for bundle in shown:
-        ordered = sorted(versions.get(bundle.pk, []), key=version_key)
+        ordered = sorted(versions.get(bundle.pk, []), key=lambda v: version_key(v[0]))
         installation = installed.get(bundle.pk)
         rows.append({
             "bundle": bundle,
-            "newest": ordered[-1] if ordered else None,
+            "newest": ordered[-1][0] if ordered else None,
+            "newest_id": ordered[-1][1] if ordered else None,
             "versions": len(ordered),
             "installed": installation.bundle_version.version if installation else None,
         })  # fmt: skip

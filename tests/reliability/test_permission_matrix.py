@@ -45,6 +45,12 @@ ADMIN_KINDS = {
         stranger=403, member=403, owner=403, staff=403, operator=None, auditor=200,
         superuser=None,
     ),
+    # Bundle versions: also read by whoever belongs to a workspace, as far as it may see
+    # them (catalog.admin_member_read); a staff login of no workspace reads nothing.
+    "catalog_member_read": _row(
+        stranger=200, member=200, owner=200, staff=403, operator=None, auditor=200,
+        superuser=None,
+    ),
     "reversion": _row(
         stranger=403, member=403, owner=403, staff=403, operator=None, auditor=None,
         superuser=None,
@@ -171,6 +177,8 @@ def admin_kind(route: str, name: str | None) -> str | None:
         return "audit_write" if view in ("add", "delete") else "audit_log"
     if label in OPERATOR_MODELS:
         reads = view in ("changelist", "change", "history", "revision", "compare")
+        if label == "catalog.bundleversion" and reads:
+            return "catalog_member_read"
         return "catalog_read" if label in AUDITED_MODELS and reads else "operator"
     if view in ("recoverlist", "recover"):
         return "reversion"
