@@ -18,8 +18,7 @@ from pixie.errors import PixieError
 
 from .models import Status
 from .services import bundle_version_publish, bundle_version_yank
-
-REASON_MAX = 400
+from .services.publishing import YANK_REASON_MAX
 
 
 class ReleaseActions:
@@ -39,18 +38,13 @@ class ReleaseActions:
     def _release(self, request, queryset, action: str):
         versions = list(queryset.select_related("bundle__publisher").order_by("bundle__name"))
         reason = request.POST.get("reason", "").strip()
-        problems = []
-        if request.POST.get("post") == "yes":
-            if action == "yank" and not reason:
-                problems.append("Say why the version is yanked: the reason is shown to "
-                                "every workspace that runs it.")  # fmt: skip
-            elif len(reason) > REASON_MAX:
-                problems.append(f"The reason is {len(reason)} characters; at most {REASON_MAX}.")
-            else:
-                done = self._release_each(request, versions, action, reason)
-                if done:
-                    return None  # back to the list, with what was done in messages
-        return self._release_page(request, versions, action, reason, problems)
+        # Confirmed: the service decides (a yank needs a reason); a refusal shows this
+        # page again, its selection and the words typed kept.
+        if request.POST.get("post") == "yes" and self._release_each(
+            request, versions, action, reason
+        ):
+            return None  # back to the list, with what was done in messages
+        return self._release_page(request, versions, action, reason)
 
     def _release_each(self, request, versions, action: str, reason: str) -> list:
         done = []
@@ -69,7 +63,7 @@ class ReleaseActions:
             self.message_user(request, f"{verb} {names}.", messages.SUCCESS)
         return done
 
-    def _release_page(self, request, versions, action, reason, problems):
+    def _release_page(self, request, versions, action, reason):
         impact = self.release_impact(versions) if self.release_impact else {}
         movable = Status.DRAFT if action == "publish" else Status.PUBLISHED
         rows = [
@@ -83,8 +77,7 @@ class ReleaseActions:
             "action": action,
             "rows": rows,
             "reason": reason,
-            "reason_max": REASON_MAX,
-            "problems": problems,
+            "reason_max": YANK_REASON_MAX,
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/catalog/bundleversion/release.html", context)

@@ -137,11 +137,18 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
         return locked
 
 
+YANK_REASON_MAX = BundleVersion._meta.get_field("yank_reason").max_length
+
+
 def bundle_version_yank(*, bundle_version: BundleVersion, actor, reason: str) -> BundleVersion:
     """Withdraw a published version from new plans; installs of it keep working."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed("Say why the version is yanked (the reason is shown to workspaces)")
+    if len(reason) > YANK_REASON_MAX:
+        raise ValidationFailed(
+            f"The reason is {len(reason)} characters; at most {YANK_REASON_MAX}."
+        )
     with audited(actor=actor, comment=f"Yanked {bundle_version}: {reason}"):
         locked = BundleVersion.objects.select_for_update().get(pk=bundle_version.pk)
         if locked.status != Status.PUBLISHED:

@@ -16,7 +16,7 @@ from catalog.models import Generation, Installation, Plan
 from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
 
-from .plans import plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
+from .plans import installed, plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
 from .repoint import repoint_create
 from .serializers import (
     GenerationSerializer,
@@ -58,11 +58,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
         if data["kind"] == Plan.Kind.REPOINT:
             installation = None
             if data.get("bundle"):
-                installation = Installation.objects.filter(
-                    workspace=ws, bundle__slug=data["bundle"]
-                ).first()
-                if installation is None:
-                    raise ValidationFailed(f"{data['bundle']} is not installed in {ws.name}")
+                installation = installed(ws, data["bundle"], doing="repoint")
             plan = repoint_create(
                 workspace=ws, actor=request.user, agents=agents, installation=installation
             )

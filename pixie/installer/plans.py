@@ -107,14 +107,7 @@ def version_to_plan(workspace, *, kind: str, bundle: str, version: str | None):
     one; otherwise the published (or yanked) ``version`` the workspace may see, or a
     refusal naming what is missing."""
     if kind == Plan.Kind.UNINSTALL:
-        installation = (
-            Installation.objects.select_related("bundle_version__bundle")
-            .filter(workspace=workspace, bundle__slug=bundle)
-            .first()
-        )
-        if installation is None:
-            raise ValidationFailed(f"{bundle} is not installed in {workspace.name}")
-        return installation.bundle_version
+        return installed(workspace, bundle, doing="uninstall").bundle_version
     bundle_version = (
         versions_visible_to_workspace(workspace)
         .select_related("bundle")
@@ -127,16 +120,17 @@ def version_to_plan(workspace, *, kind: str, bundle: str, version: str | None):
     return bundle_version
 
 
-def installed(workspace, bundle_slug: str) -> Installation:
-    """The workspace's installation of the bundle, or a refusal saying it is not installed."""
+def installed(workspace, bundle_slug: str, *, doing: str = "roll back") -> Installation:
+    """The workspace's installation of the bundle, or a refusal saying it is not installed
+    and so there is nothing to ``doing`` (roll back, uninstall, repoint)."""
     installation = (
-        Installation.objects.select_related("bundle", "workspace")
+        Installation.objects.select_related("bundle", "workspace", "bundle_version__bundle")
         .filter(workspace=workspace, bundle__slug=bundle_slug)
         .first()
     )
     if installation is None:
         raise ValidationFailed(
-            f"{bundle_slug} is not installed in {workspace.name}: there is nothing to roll back",
+            f"{bundle_slug} is not installed in {workspace.name}: there is nothing to {doing}",
             code="not_installed",
         )
     return installation
@@ -216,6 +210,10 @@ def plan_create(
     )
     agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
     left_out = sorted({agent.pk if isinstance(agent, Agent) else agent for agent in leave_out})
+    if left_out and Agent.objects.filter(workspace=workspace, pk__in=left_out).count() != len(
+        left_out
+    ):  # an id posted from a page, not an agent of this workspace: refused, not kept
+        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=kind,

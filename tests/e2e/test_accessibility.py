@@ -176,6 +176,18 @@ def serious_violations(page, where: str, rules: list[str] | None = None) -> list
     return found
 
 
+def axe_both_themes(tab, where: str) -> None:
+    """axe on the page as it stands, in each theme (a screenshot of each), for a page a
+    journey reaches that the crawl cannot (a confirmation after a POST)."""
+    page = tab.page
+    page.add_script_tag(content=AXE_SCRIPT)
+    for theme in THEMES:
+        show_theme(page, theme)
+        assert serious_violations(page, f"{where} [{theme}]") == []
+        tab.shot(f"{where}-{theme}")
+    show_theme(page, "light")
+
+
 def show_theme(page, theme: str):
     """What the admin's theme toggle does: remember the choice and apply it now; then
     wait out the admin's colour transitions (0.15 s on links), so axe reads final colours."""

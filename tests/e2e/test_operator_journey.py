@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import BundleVersion
-from tests.e2e.test_accessibility import AXE_SCRIPT, THEMES, serious_violations, show_theme
+from tests.e2e.test_accessibility import axe_both_themes
 from tests.factories import make_publisher
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -112,14 +112,9 @@ def test_operator_drafts_is_refused_fixes_publishes_yanks_and_reads_history(
     tab.go(f"/admin/catalog/bundleversion/{older.pk}/change/")
     page.get_by_role("button", name="Yank…").click()
     expect(page.locator("#release-impact")).to_contain_text("Accounts Receivable 2.1.0")
-    page.add_script_tag(content=AXE_SCRIPT)
-    for theme in THEMES:
-        show_theme(page, theme)
-        assert serious_violations(page, f"yank confirmation [{theme}]") == []
-        tab.shot(f"bundle-version-yank-confirm-{theme}")
-    show_theme(page, "light")
+    axe_both_themes(tab, "bundle-version-yank-confirm")
     page.get_by_role("button", name="Yes, yank 1 version").click()
-    expect(page.locator("#release-problems")).to_have_count(0)  # the browser asks first
+    expect(page.locator("#release-impact")).to_be_visible()  # the browser asks first
     page.get_by_label("Why it is yanked").fill("Chases invoices under a payment plan.")
     page.get_by_role("button", name="Yes, yank 1 version").click()
     expect(messages).to_contain_text("Yanked Accounts Receivable 2.1.0.")

@@ -7,21 +7,11 @@ from playwright.sync_api import expect
 
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
-from tests.e2e.test_accessibility import AXE_SCRIPT, THEMES, serious_violations, show_theme
+from tests.e2e.test_accessibility import axe_both_themes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 OWN_LINE = "Always copy the account manager."
-
-
-def axe_both_themes(tab, where: str):
-    page = tab.page
-    page.add_script_tag(content=AXE_SCRIPT)
-    for theme in THEMES:
-        show_theme(page, theme)
-        assert serious_violations(page, f"{where} [{theme}]") == []
-        tab.shot(f"{where}-{theme}")
-    show_theme(page, "light")
 
 
 def test_an_owner_installs_then_upgrades_with_a_merge_from_the_workspace_home(

@@ -68,17 +68,21 @@ def test_owner_asks_reads_and_approves_a_plan_in_the_admin(
     assert Installation.objects.get().bundle_version == demo_catalog["2.1.0"]
 
 
-def test_the_upgrade_page_shows_the_fork_and_its_three_choices(
-    acme, owner, demo_catalog, django_capture_on_commit_callbacks
-):
+@pytest.fixture
+def forked_upgrade(acme, owner, demo_catalog, django_capture_on_commit_callbacks):
+    """2.1.0 installed, @invoice-chase edited here, and the upgrade to 2.2.0 asked for."""
     from catalog.models import WorkspaceSkill
 
     install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
     chase = WorkspaceSkill.objects.get(slug="invoice-chase")
     skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
-    plan = plan_create(
+    return plan_create(
         workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
     )
+
+
+def test_the_upgrade_page_shows_the_fork_and_its_three_choices(forked_upgrade, owner):
+    plan = forked_upgrade
     client = browser(owner)
     page = client.get(review_url(plan)).content.decode()
     expected = [
@@ -216,18 +220,11 @@ def test_the_plan_page_links_what_it_names_and_tells_its_story(
 
 
 def test_approving_with_another_fork_choice_recomputes_instead(
-    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+    forked_upgrade, owner, django_capture_on_commit_callbacks
 ):
     """What is approved is what the page showed: a choice other than the plan's makes a
     new plan to read, and approves nothing."""
-    from catalog.models import WorkspaceSkill
-
-    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
-    chase = WorkspaceSkill.objects.get(slug="invoice-chase")
-    skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\nCopy the account manager.")
-    plan = plan_create(
-        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
-    )
+    plan = forked_upgrade
     client = browser(owner)
     approve = reverse("admin:catalog_plan_approve", args=[plan.pk])
     shown = next(s for s in plan.steps if s["type"] == "skill.fork")["choice"]

@@ -74,6 +74,20 @@ def test_leaving_out_an_agent_that_does_not_exist_is_named(installed, owner):
     assert answer.status_code == 400
     assert "Acme has no agent 'nobody'" in answer.json()["detail"]
     assert not Plan.objects.filter(kind="upgrade").exists()
+    # Nor an id of another workspace's agent, as a page could post it.
+    from agents.models import Agent
+    from catalog.models import BundleVersion
+    from pixie.errors import ValidationFailed
+    from pixie.installer.plans import plan_create
+    from tests.factories import make_user, make_workspace
+
+    elsewhere = make_workspace("globex", owner=make_user("gus"))
+    stranger = Agent.objects.create(workspace=elsewhere, slug="theirs", name="Theirs")
+    with pytest.raises(ValidationFailed, match="Every agent must belong to Acme"):
+        plan_create(workspace=installed[0].workspace, kind="upgrade", actor=owner,
+                    bundle_version=BundleVersion.objects.get(version="2.2.0"),
+                    leave_out=[stranger.pk])  # fmt: skip
+    assert not Plan.objects.filter(kind="upgrade").exists()
 
 
 def test_an_agent_that_starts_holding_the_bundle_after_the_plan_makes_it_stale(
