@@ -21,7 +21,13 @@ from pixie.permissions import is_operator
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages
-from .admin_member_read import MemberReadable, MemberReadableInline
+from .admin_member_read import (
+    MemberReadable,
+    MemberReadableInline,
+    bundles_with_visible_version,
+    skill_versions_in_visible_bundle,
+    versions_visible,
+)
 from .admin_release import ReleaseActions
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
@@ -152,8 +158,19 @@ class SkillPackageAdmin(ReadOnlyHistoryAdmin):
 
 
 @admin.register(SkillVersion)
-class SkillVersionAdmin(ReadOnlyHistoryAdmin):
+class SkillVersionAdmin(MemberReadable, ReadOnlyHistoryAdmin):
     list_display = ["package", "version", "name", "status", "published_at"]
+    # Members read the skill versions inside a bundle version they may see.
+    member_named = {"package": "package_name"}
+    member_hidden_filters = ("package__publisher",)
+
+    def member_rows(self, user):
+        return skill_versions_in_visible_bundle(user)
+
+    @admin.display(description="Package")
+    def package_name(self, obj):
+        return str(obj.package)
+
     list_filter = ["status", "package__publisher"]
     search_fields = ["package__slug", "name", "version"]
     list_select_related = ["package"]
@@ -209,14 +226,18 @@ class SkillVersionAdmin(ReadOnlyHistoryAdmin):
         )
 
 
-class BundleVersionInline(ReadOnlyInline):
+class BundleVersionInline(MemberReadableInline, ReadOnlyInline):
     model = BundleVersion
     fields = ["version", "status", "catalog_review", "published_at", "yank_reason"]
     readonly_fields = fields
 
+    @staticmethod
+    def member_rows(user):
+        return versions_visible(user)
+
 
 @admin.register(Bundle)
-class BundleAdmin(BundleComparePages, ReadOnlyHistoryAdmin):
+class BundleAdmin(MemberReadable, BundleComparePages, ReadOnlyHistoryAdmin):
     ordering = ["name"]  # Meta.ordering is dropped by the Count annotation
     list_display = ["name", "slug", "offered_by", "version_count", "created_at"]
     list_filter = ["publisher__kind", "publisher__trusted", "publisher"]
@@ -226,6 +247,16 @@ class BundleAdmin(BundleComparePages, ReadOnlyHistoryAdmin):
     inlines = [BundleVersionInline]
     # Adds "Compare versions" (admin_bundle_compare).
     change_form_template = "admin/catalog/bundle/change_form.html"
+    # Members read the bundles that have a version they may see, and only those versions.
+    member_named = {"publisher": "publisher_name"}
+    member_hidden_filters = ("publisher",)
+
+    def member_rows(self, user):
+        return bundles_with_visible_version(user)
+
+    @admin.display(description="Publisher")
+    def publisher_name(self, obj):
+        return obj.publisher.label
 
     def get_urls(self):
         return self.compare_urls() + super().get_urls()
@@ -272,11 +303,6 @@ class FrozenWhenPublished:
 class BundleSkillInline(MemberReadableInline, FrozenWhenPublished, SharedChoicesInline):
     model = BundleSkill
     fields = ["position", "skill_version"]
-    unlinked = {"skill_version": "skill"}
-
-    @admin.display(description="Skill version")
-    def skill(self, obj):
-        return str(obj.skill_version)
     ordering = ["position", "id"]
     shared_choices = {
         "skill_version": lambda: SkillVersion.objects.select_related("package").order_by(
@@ -341,6 +367,11 @@ class BundleVersionAdmin(
     list_select_related = ["bundle__publisher"]
     autocomplete_fields = ["bundle"]
     inlines = [BundleSkillInline, BundleHostInline, BundleCredentialInline]
+    member_hidden_filters = ("bundle",)  # it would list every bundle's name
+
+    def member_rows(self, user):
+        return versions_visible(user)
+
     # reversion's list with "Upload a bundle" added.
     change_list_template = "admin/catalog/bundleversion/change_list.html"
     fields = [

@@ -1,7 +1,8 @@
-"""Two versions of a bundle compared, on the operator's bundle page.
+"""Two versions of a bundle compared, on the bundle's page.
 
-Mixed into BundleAdmin: who may view bundles in the admin (operators) reads it, for the
-versions they may see (selectors.visible_versions); nothing here writes.
+Mixed into BundleAdmin: whoever reads the bundle (operators, auditors, the members of a
+workspace that may install it) reads it, for the versions they may see
+(selectors.visible_versions); nothing here writes.
 """
 
 from django.core.exceptions import PermissionDenied
@@ -13,6 +14,7 @@ from pixie.errors import ValidationFailed
 
 from .bundle_history import bundle_compare
 from .diff_display import file_views, side_by_side
+from .selectors import visible_versions
 from .validators import version_key
 
 
@@ -34,7 +36,11 @@ class BundleComparePages(AdminPages):
             "bundle": bundle,
             "compare_url": compare_url,
             "versions": sorted(
-                bundle.versions.values_list("version", flat=True), key=version_key, reverse=True
+                visible_versions(request.user)
+                .filter(bundle=bundle)
+                .values_list("version", flat=True),
+                key=version_key,
+                reverse=True,
             ),
         }
         try:

@@ -99,3 +99,78 @@ def file_views(files: list[dict]) -> list[dict]:
             view["diff_html"] = unified(entry["diff"])
         views.append(view)
     return views
+
+
+def _three_cells(number, html, change) -> str:
+    return f'<td class="num">{number or ""}</td><td class="{change}">{html}</td>'
+
+
+def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
+    """Base, yours and new side by side, aligned on the lines all three share (merge3's
+    sync regions, the ones the merge itself uses). Each region between them is marked by
+    who changed it: yours, new, both the same way, or both differently (a conflict), with
+    the changed words marked against the base. Long unchanged runs fold to a gap row;
+    every piece of text is escaped here."""
+    import merge3  # the merge's own alignment, so the page shows what the merge sees
+
+    z, a, b = base.splitlines(), yours.splitlines(), new.splitlines()
+    rows: list[str] = []
+    labels = {"yours": "yours changed", "new": "new changed", "same": "both, the same way",
+              "conflict": "conflict"}  # fmt: skip
+
+    def unchanged(zs, ze, as_, bs, first, last):
+        keep = range(ze - zs)
+        if ze - zs > 2 * context + 1:
+            head = [] if first else list(range(context))
+            tail = [] if last else list(range(ze - zs - context, ze - zs))
+            keep = head + [None] + tail
+        for k in keep:
+            if k is None:
+                rows.append('<tr class="gap"><td colspan="7">⋯</td></tr>')
+                continue
+            line = escape(z[zs + k])
+            rows.append(
+                f"<tr>{_three_cells(zs + k + 1, line, '')}{_three_cells(as_ + k + 1, line, '')}"
+                f"{_three_cells(bs + k + 1, line, '')}<td></td></tr>"
+            )
+
+    def changed(zs, ze, as_, ae, bs, be):
+        za, aa, ba = z[zs:ze], a[as_:ae], b[bs:be]
+        kind = ("same" if aa == ba else "new" if aa == za else "yours" if ba == za
+                else "conflict")  # fmt: skip
+        for n, (zl, al, bl) in enumerate(zip_longest(za, aa, ba)):
+            base_html = escape(zl) if zl is not None else ""
+            cells = []
+            for line, start in ((al, as_), (bl, bs)):
+                if line is None:
+                    cells.append(_three_cells(None, "", "absent"))
+                elif zl is not None and line == zl:
+                    cells.append(_three_cells(start + n + 1, escape(line), ""))
+                else:
+                    marked = (
+                        _marked_words(zl, line)[1] if zl is not None
+                        else f"<ins>{escape(line)}</ins>"
+                    )  # fmt: skip
+                    cells.append(_three_cells(start + n + 1, marked, "changed"))
+            base_cell = _three_cells(zs + n + 1 if zl is not None else None, base_html, "base")
+            label = f'<td class="what">{labels[kind]}</td>' if n == 0 else "<td></td>"
+            rows.append(f'<tr class="{kind}">{base_cell}{"".join(cells)}{label}</tr>')
+
+    merger = merge3.Merge3(z, a, b)
+    regions = merger.find_sync_regions()
+    iz = ia = ib = 0
+    for index, (zmatch, zend, amatch, aend, bmatch, bend) in enumerate(regions):
+        if amatch - ia or bmatch - ib or zmatch - iz:
+            changed(iz, zmatch, ia, amatch, ib, bmatch)
+        if zend > zmatch:
+            unchanged(zmatch, zend, amatch, bmatch, first=index == 0 and not rows,
+                      last=index == len(regions) - 1)  # fmt: skip
+        iz, ia, ib = zend, aend, bend
+    table = (
+        '<table class="diff three"><colgroup><col class="num"><col><col class="num"><col>'
+        '<col class="num"><col><col class="what"></colgroup><thead><tr>'
+        '<th scope="col" colspan="2">Base</th><th scope="col" colspan="2">Yours</th>'
+        '<th scope="col" colspan="2">New</th><th scope="col">Who changed it</th></tr></thead>'
+        "<tbody>" + "".join(rows) + "</tbody></table>"
+    )
+    return mark_safe(table)  # noqa: S308 - every line was escaped above

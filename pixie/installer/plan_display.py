@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from catalog.diff_display import file_views, side_by_side
+from catalog.diff_display import aligned_three, file_views, side_by_side
 
 from .steps import Step
 
@@ -51,13 +51,11 @@ def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
 
 
 def fork_views(step: dict) -> dict:
-    """A fork's three texts as two comparisons from the base: what you changed and what
-    the catalog changed, each with the changed words marked, so a region both changed
-    (a conflict) shows in both."""
+    """A fork's three texts aligned: base, yours and new, each region marked by who
+    changed it (a conflict where both did differently), changed words marked."""
     base = step.get("base_body") or ""
     return {
-        "yours_html": side_by_side(base, step.get("mine_body") or ""),
-        "new_html": side_by_side(base, step.get("body") or ""),
+        "three_html": aligned_three(base, step.get("mine_body") or "", step.get("body") or "")
     }
 
 

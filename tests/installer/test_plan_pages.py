@@ -1,5 +1,7 @@
 """The plan pages in the admin, as an owner, a member and a stranger use them."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -93,9 +95,12 @@ def test_the_upgrade_page_shows_the_fork_and_its_three_choices(forked_upgrade, o
         "Yours",
         "New (2.2.0)",
         "keeps 1 fork",
+        "Base (2.1.0), yours and new (2.2.0), aligned",
     ]
     for text in expected:
         assert text in page, text
+    # The owner's own line sits in the aligned table as a change of theirs.
+    assert re.search(r'<tr class="yours">.*?Copy the account manager\.', page)
     response = client.post(
         reverse("admin:catalog_plan_choices", args=[plan.pk]), {"fork-invoice-chase": "merge"}
     )

@@ -45,8 +45,9 @@ ADMIN_KINDS = {
         stranger=403, member=403, owner=403, staff=403, operator=None, auditor=200,
         superuser=None,
     ),
-    # Bundle versions: also read by whoever belongs to a workspace, as far as it may see
-    # them (catalog.admin_member_read); a staff login of no workspace reads nothing.
+    # Bundles, bundle versions and skill versions: also read by whoever belongs to a
+    # workspace, as far as it may see them (catalog.admin_member_read); a staff login of
+    # no workspace reads nothing.
     "catalog_member_read": _row(
         stranger=200, member=200, owner=200, staff=403, operator=None, auditor=200,
         superuser=None,
@@ -159,6 +160,7 @@ OPERATOR_MODELS = {
     "auth.group", "auth.user", "authtoken.tokenproxy", "catalog.publisher", "catalog.tool",
     "catalog.skillpackage", "catalog.skillversion", "catalog.bundle", "catalog.bundleversion",
 }  # fmt: skip
+MEMBER_READ_MODELS = {"catalog.bundle", "catalog.bundleversion", "catalog.skillversion"}
 NOT_CHECKED = {
     "view_on_site": "the admin's object shortcut; it redirects to the object's own page",
     "app_list": "an app's index lists only the models the user may see",
@@ -177,7 +179,7 @@ def admin_kind(route: str, name: str | None) -> str | None:
         return "audit_write" if view in ("add", "delete") else "audit_log"
     if label in OPERATOR_MODELS:
         reads = view in ("changelist", "change", "history", "revision", "compare")
-        if label == "catalog.bundleversion" and reads:
+        if label in MEMBER_READ_MODELS and reads:
             return "catalog_member_read"
         return "catalog_read" if label in AUDITED_MODELS and reads else "operator"
     if view in ("recoverlist", "recover"):
