@@ -30,6 +30,7 @@ from pixie.permissions import sees_every_workspace
 
 from . import crypto
 from . import services as svc
+from .identities import card_fingerprint
 from .letters import MAX_TEXT
 from .models import BlockedSender, Contact, Message
 
@@ -152,10 +153,11 @@ class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
     def our_card_view(self, request):
         # Members only, superusers included: showing a card makes the workspace's keys.
         workspaces = Workspace.objects.filter(id__in=member_workspace_ids(request.user))
-        cards = [
-            (workspace, json.dumps(svc.contact_card_export(workspace=workspace), indent=2))
-            for workspace in workspaces
-        ]
+        cards = []
+        for workspace in workspaces:
+            card = svc.contact_card_export(workspace=workspace)
+            fingerprint = card_fingerprint(next(iter(card.values())))
+            cards.append((workspace, json.dumps(card, indent=2), fingerprint))
         return self.render_page(
             request, "admin/pixie/contact/our_card.html", "Your contact cards", cards=cards
         )
@@ -340,6 +342,12 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
             page(f"{message}/block/", self.block_view, "pixie_message_block"),
             page(f"{message}/review/", self.review_view, "pixie_message_review"),
             page(f"{message}/import/", self.import_view, "pixie_message_import", post_only=True),
+            page(
+                f"{message}/add-sender/",
+                self.add_sender_view,
+                "pixie_message_add_sender",
+                post_only=True,
+            ),
             page(f"{message}/summary/", self.summary_view, "pixie_message_summary"),
             *super().get_urls(),
         ]
@@ -416,6 +424,32 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
             report(request, exc)
             return HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
         return HttpResponseRedirect(reverse("admin:pixie_message_summary", args=[message.pk]))
+
+    def add_sender_view(self, request, object_id):
+        """The review page's "Add this sender as a contact", once the owner has ticked that
+        they compared the fingerprint; back to the review either way."""
+        message = self._message(request, object_id)
+        back = HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
+        if not request.POST.get("compared"):
+            messages.error(
+                request,
+                "Tick that you compared the fingerprint with the sender's card first: "
+                "nothing was added.",
+            )
+            return back
+        try:
+            contact = svc.contact_add_from_message(
+                opened=message.opened,
+                fingerprint=request.POST.get("fingerprint", ""),
+                actor=request.user,
+            )
+        except PixieError as exc:
+            report(request, exc)
+        else:
+            messages.success(
+                request, f"{contact.name} is now one of {contact.workspace}'s contacts."
+            )
+        return back
 
     def summary_view(self, request, object_id):
         message = self._message(request, object_id)

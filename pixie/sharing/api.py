@@ -24,6 +24,7 @@ from pixie.sharing import services as svc
 from pixie.sharing.models import Contact
 
 from .serializers import (
+    AddSenderSerializer,
     ContactAddSerializer,
     ContactSerializer,
     MessageSerializer,
@@ -203,6 +204,23 @@ class ShareImport(SharingView, APIView):
         result = svc.share_import(workspace=ws, message=message, actor=request.user)
         code = status.HTTP_200_OK if result.repeated else status.HTTP_201_CREATED
         return Response(_outcome(result.outcome, repeated=result.repeated), status=code)
+
+
+class AddSender(SharingView, APIView):
+    @extend_schema(
+        summary="Add a message's unknown sender as a contact, from the card its letter "
+        "carries, after comparing its fingerprint",
+        request=AddSenderSerializer,
+        responses={201: ContactSerializer},
+    )
+    def post(self, request, workspace, pk):
+        ws = self.workspace()
+        data = _valid(AddSenderSerializer, request.data)
+        opened = svc.message_open(message=svc.message_get(workspace=ws, message_id=pk))
+        contact = svc.contact_add_from_message(
+            opened=opened, fingerprint=data["fingerprint"], actor=request.user
+        )
+        return Response(ContactSerializer(contact).data, status=status.HTTP_201_CREATED)
 
 
 class SkillRename(SharingView, APIView):

@@ -14,7 +14,7 @@ from pixie.sharing.models import Contact, Identity, Message
 
 from .cards import card_parse
 from .destinations import DestinationRefused, destination_resolve, inbox_parse
-from .identities import card_fields, identity_ensure
+from .identities import CARD_SENTINEL, card_fields, identity_ensure
 
 
 def contact_card_import(*, workspace: Workspace, card: object, actor) -> Contact:
@@ -25,6 +25,31 @@ def contact_card_import(*, workspace: Workspace, card: object, actor) -> Contact
     if not Identity.objects.filter(box_public_key=fields["boxKey"]).exists():
         _destination_check(fields["inboxUrl"])
     return _contact_add(workspace=workspace, fields=fields, actor=actor)
+
+
+def contact_add_from_message(*, opened, fingerprint: str, actor) -> Contact:
+    """Add the unknown sender of an opened message, from the card its letter carries
+    (signed with the key it names), once the owner has compared its keys' fingerprint
+    with the one the sender reads on their own card: the posted fingerprint must be the
+    one the message shows, so what is added is what the owner compared."""
+    message = opened.message
+    workspace = message.workspace
+    require_owner(user=actor, workspace=workspace)
+    if opened.outgoing or opened.problem or opened.sender_card is None:
+        raise ValidationFailed("This message names no sender that can be added.")
+    if opened.contact is not None:
+        raise ValidationFailed(
+            f"This message's sender is, or claims to be, {opened.contact.name}, already one "
+            f"of {workspace.name}'s contacts; only an unknown sender is added from a message."
+        )
+    if " ".join(str(fingerprint).lower().split()) != opened.fingerprint:
+        raise ValidationFailed(
+            "The fingerprint you confirmed is not this message's: read it again on the "
+            "review page and compare it with the sender's card."
+        )
+    return contact_card_import(
+        workspace=workspace, card={CARD_SENTINEL: opened.sender_card}, actor=actor
+    )
 
 
 def contact_add_local(*, workspace: Workspace, other_slug: str, actor) -> Contact:

@@ -67,6 +67,12 @@ def card_fields(*, workspace: Workspace, identity: Identity) -> dict[str, str]:
     }
 
 
+def card_fingerprint(fields: dict[str, str]) -> str:
+    """The fingerprint of a card's two keys: what both sides read out to compare."""
+    signing, box = crypto.key_from_b64(fields["signingKey"]), crypto.key_from_b64(fields["boxKey"])
+    return crypto.fingerprint(signing or b"", box or b"")
+
+
 def contact_card_export(*, workspace: Workspace) -> dict:
     """The JSON another workspace imports to add this one as a contact."""
     identity = identity_ensure(workspace=workspace)

@@ -35,6 +35,7 @@ class OpenedMessage:
     contact: Contact | None  # the recipient, the known sender, or the one it claims to be
     claimed_name: str = ""
     fingerprint: str = ""  # of the keys that signed it and that it gives to reply to
+    sender_card: dict | None = None  # the card the letter carries, as it was signed
     sent_at: datetime | None = None
     text: str = ""
     share: Share | None = None
@@ -161,6 +162,7 @@ class _Opener:
             sender=sender,
             contact=contact,
             claimed_name=letter.sender["name"],
+            sender_card=letter.sender,
             fingerprint=crypto.fingerprint(
                 letter.signing_key, crypto.key_from_b64(letter.sender["boxKey"]) or b""
             ),

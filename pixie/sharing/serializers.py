@@ -28,6 +28,14 @@ class TextSendSerializer(StrictSerializer):
     text = serializers.CharField(trim_whitespace=False)
 
 
+class AddSenderSerializer(StrictSerializer):
+    fingerprint = serializers.CharField(
+        max_length=64,
+        help_text="The fingerprint you compared with the sender's card: the message's own "
+        "`fingerprint`, or the sender is not added.",
+    )
+
+
 class ShareSendSerializer(StrictSerializer):
     contact = serializers.IntegerField()
     skill = serializers.CharField(help_text="The slug of the workspace skill to share.")
@@ -82,6 +90,10 @@ class MessageSerializer(serializers.Serializer):
     sent_at = serializers.DateTimeField(allow_null=True)
     correspondent = serializers.CharField()
     sender = serializers.CharField(help_text="self, known, unknown or mismatched")
+    fingerprint = serializers.CharField(
+        help_text="Of the keys that signed it: compare it with the sender's card before "
+        "adding an unknown sender (POST …/add-sender/)."
+    )
     contact = ContactRefSerializer(allow_null=True)
     kind = serializers.SerializerMethodField(help_text="share, text or unreadable")
     text = serializers.SerializerMethodField()

@@ -3,7 +3,12 @@
 The public services (writes) and selectors (reads) for the admin, the API and the tasks.
 """
 
-from .contacts import contact_add_local, contact_card_import, contact_get
+from .contacts import (
+    contact_add_from_message,
+    contact_add_local,
+    contact_card_import,
+    contact_get,
+)
 from .envelopes import EnvelopeTooLarge
 from .guard import InboxBusy, InboxState, client_address, inbox_states
 from .identities import contact_card_export, identity_ensure, inbox_url
@@ -47,6 +52,7 @@ __all__ = [
     "Sender",
     "SharePreview",
     "client_address",
+    "contact_add_from_message",
     "contact_add_local",
     "contact_card_export",
     "contact_card_import",

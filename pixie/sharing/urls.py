@@ -15,5 +15,6 @@ urlpatterns = [
     path(f"{W}/shares/", api.ShareSend.as_view(), name="share-send"),
     path(f"{W}/messages/<int:pk>/review/", api.ShareReview.as_view(), name="share-review"),
     path(f"{W}/messages/<int:pk>/import/", api.ShareImport.as_view(), name="share-import"),
+    path(f"{W}/messages/<int:pk>/add-sender/", api.AddSender.as_view(), name="add-sender"),
     path(f"{W}/skills/<slug:skill>/rename/", api.SkillRename.as_view(), name="skill-rename"),
 ]

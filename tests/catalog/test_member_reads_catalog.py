@@ -1,6 +1,7 @@
 """A workspace's members read the catalog their workspace may install from: bundle
-versions (page, history, files), their bundles and their skill versions, read only, with nothing on it that leads to a page they may
-not open; another workspace's unreviewed version stays invisible to them."""
+versions (page, history, files), their bundles and their skill versions, read only, with
+nothing on them that leads to a page they may not open; another workspace's unreviewed
+version stays invisible to them."""
 
 import re
 

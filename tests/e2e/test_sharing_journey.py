@@ -1,10 +1,13 @@
-"""Ann shares a skill with Beta; Bob reviews it in his inbox and imports it, in Chromium."""
+"""Ann shares a skill with Beta; Bob, who never added Alpha, reviews it in his inbox, adds
+Alpha as a contact from the review after comparing its fingerprint, and imports it, in
+Chromium."""
 
 import pytest
 from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
 from pixie.sharing import services as sharing
+from tests.e2e.test_accessibility import axe_both_themes
 from tests.factories import make_user, make_workspace
 from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
 
@@ -20,7 +23,6 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
     )
     add_skill(beta, bob, "meeting-prep", BETA_MEETING_PREP)
     sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
-    sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=bob)
 
     # Ann shares @daily-brief from its page; @meeting-prep travels with it.
     ann_tab = person(ann)
@@ -37,8 +39,25 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
     bob_tab = person(bob)
     page = bob_tab.page
     bob_tab.go("/admin/pixie/message/?workspace=beta")
-    expect(page.locator("#content-main")).to_contain_text("From Alpha")
+    expect(page.locator("#content-main")).to_contain_text(
+        "From an unknown sender calling itself “Alpha”"
+    )
     expect(page.locator("#content-main")).to_contain_text("+ 1 linked skill")
+    page.get_by_role("link", name="Review", exact=True).click()
+    # Alpha is not one of Bob's contacts: he compares the fingerprint Ann reads him from
+    # her card page, ticks that he did, and adds Alpha right here.
+    ann_tab.go("/admin/pixie/contact/our-card/")
+    fingerprint = ann_tab.page.locator(".pixie-fingerprint").first.inner_text()
+    adding = page.locator("#add-sender")
+    expect(adding).to_contain_text(fingerprint)
+    expect(page.get_by_role("button", name="Import")).to_have_count(0)
+    axe_both_themes(bob_tab, "share-review-unknown-sender")
+    adding.get_by_label(f"I compared it: their card says {fingerprint}").check()
+    adding.get_by_role("button", name="Add “Alpha” as a contact").click()
+    expect(page.locator(".messagelist")).to_contain_text("Alpha is now one of Beta's contacts.")
+    expect(page.locator("#share-sender")).to_contain_text("From Alpha")
+    bob_tab.go("/admin/pixie/message/?workspace=beta")
+    expect(page.locator("#content-main")).to_contain_text("From Alpha")
     bob_tab.shot("share-inbox")
     page.get_by_role("link", name="Review & import").click()
     unresolved = page.locator(".pixie-unresolved")

@@ -279,6 +279,48 @@ def test_a_share_from_someone_not_in_contacts_is_shown_as_such_and_cannot_be_imp
     assert elsewhere["Location"] == reverse("admin:pixie_contact_changelist")  # never off-site
 
 
+def test_an_owner_adds_an_unknown_sender_from_the_review_after_comparing_its_fingerprint(
+    ann, bob, alpha, beta, daily_brief, send_share
+):
+    contact = sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    send_share(daily_brief, contact, ann)
+    review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
+    add_sender = reverse("admin:pixie_message_add_sender", args=[_inbox_pk(beta)])
+    browser = browser_for(bob)
+    review = browser.get(review_path)
+    page = review.content.decode()
+    shown = re.search(r'name="fingerprint" value="([0-9a-f ]+)"', page).group(1)
+    # Alpha's owner reads the same fingerprint on Alpha's own card page.
+    assert shown in text_of(browser_for(ann).get(reverse("admin:pixie_contact_our_card")))
+    assert "Add “Alpha” as a contact" in page
+    # Not ticked, or another fingerprint: refused with the reason, nothing added.
+    unticked = submit(browser, review, add_sender, {"fingerprint": shown})
+    assert "Tick that you compared the fingerprint" in text_of(browser.get(unticked["Location"]))
+    other = "0000 " + shown[5:]
+    wrong = submit(browser, review, add_sender, {"fingerprint": other, "compared": "1"})
+    assert "The fingerprint you confirmed is not this message" in text_of(
+        browser.get(wrong["Location"])
+    )
+    assert not Contact.objects.filter(workspace=beta).exists()
+    # A member is not offered it and cannot post it.
+    reader = make_user("beta-reader", is_staff=True)
+    beta.memberships.create(user=reader, role="member")
+    as_member = browser_for(reader)
+    their_review = as_member.get(review_path)
+    assert "Add “Alpha” as a contact" not in text_of(their_review)
+    refused = submit(as_member, their_review, add_sender, {"fingerprint": shown, "compared": "1"})
+    assert "Only an owner" in text_of(as_member.get(refused["Location"]))
+    assert not Contact.objects.filter(workspace=beta).exists()
+    # Ticked with the fingerprint shown: added from the letter's card, and importable.
+    done = submit(browser, review, add_sender, {"fingerprint": shown, "compared": "1"})
+    assert done["Location"] == review_path
+    now = text_of(browser.get(review_path))
+    assert "Alpha is now one of Beta" in now and 'value="Import"' in now and "From Alpha" in now
+    added = Contact.objects.get(workspace=beta)
+    assert (added.name, added.remote_workspace) == ("Alpha", "alpha")
+    assert "Add “Alpha” as a contact" not in now
+
+
 def test_an_impostor_using_a_contacts_name_is_flagged(ann, bob, beta, daily_brief, send_share):
     # Another workspace also calls itself "Alpha"; Bob knows only the real one.
     fake_owner = make_user("mallory")

@@ -4,6 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from catalog.models import WorkspaceSkill
+from pixie.sharing import services as sharing
 from pixie.sharing.models import Contact, Message
 from tests.factories import make_user, make_workspace
 
@@ -304,3 +305,26 @@ def test_the_schema_documents_the_sharing_endpoints(ann_api):
 def test_an_unrelated_workspace_is_not_affected(ann_api, alpha, daily_brief):
     make_workspace("gamma")
     assert ann_api.get("/api/workspaces/gamma/messages/").status_code == 404
+
+
+def test_an_owner_adds_an_unknown_sender_by_the_fingerprint_it_compared(
+    ann, bob_api, alpha, beta, daily_brief, send_share, mia
+):
+    # Ann added Beta; Bob never added Alpha.
+    send_share(daily_brief, sharing.contact_add_local(workspace=alpha, other_slug="beta",
+                                                      actor=ann), ann)  # fmt: skip
+    (received,) = bob_api.get("/api/workspaces/beta/messages/").json()["results"]
+    assert received["sender"] == "unknown" and received["can_import"] is False
+    url = f"/api/workspaces/beta/messages/{received['id']}/add-sender/"
+    fingerprint = received["fingerprint"]
+    wrong = bob_api.post(url, {"fingerprint": "0000 " + fingerprint[5:]}, format="json")
+    assert wrong.status_code == 400 and "is not this message's" in wrong.json()["detail"]
+    assert api_for(mia).post(url, {"fingerprint": fingerprint}, format="json").status_code == 403
+    assert bob_api.post(url, {}, format="json").status_code == 400
+    assert not Contact.objects.filter(workspace=beta).exists()
+    added = bob_api.post(url, {"fingerprint": fingerprint}, format="json")
+    assert added.status_code == 201 and added.json()["fingerprint"] == fingerprint
+    review = bob_api.get(f"/api/workspaces/beta/messages/{received['id']}/review/").json()
+    assert review["can_import"] is True and review["message"]["sender"] == "known"
+    again = bob_api.post(url, {"fingerprint": fingerprint}, format="json")
+    assert again.status_code == 400 and "already one of Beta's contacts" in again.json()["detail"]
