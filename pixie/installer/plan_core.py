@@ -114,6 +114,9 @@ class PlanInputs:
     )
     # The text of the changed text files the plan diffs (see `texts_needed`): sha256 -> text
     texts: dict[str, str] = field(default_factory=dict)
+    # The bodies those agents run, as they are, that mention a skill the plan removes:
+    # agent id -> ((skill slug, the body it runs, runs the head), ...)
+    mentions_removed: dict[int, tuple[tuple[str, str, bool], ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -648,8 +651,8 @@ AGENTS_NAMED = 20
 def _unresolved_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentUnresolved]:
     """Warnings: each mention that, once the plan is applied, a skill an agent it touches
     runs would make of a skill or tool that agent does not have. Only the agents the plan
-    touches and only the bodies it adds or changes are read, so the cost follows the plan.
-    (A pinned or overridden body the plan does not change is not read again.)"""
+    touches are read, and of their bodies only those the plan adds or changes, and those
+    that mention a skill it removes, so the cost follows the plan."""
     if not inputs.runs:
         return []
     removed = {s["slug"] for s in steps if s["type"] == "skill.remove"}
@@ -669,14 +672,25 @@ def _unresolved_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentUnreso
     for agent_id, (name, running) in sorted(inputs.runs.items(), key=lambda r: r[1][0]):
         has = {slug for slug, _f, _o in running if slug not in removed}
         has |= set(added.get(agent_id, ()))
-        bodies = [(slug, latest[slug]) for slug in added.get(agent_id, ()) if slug in latest]
+        # (skill, body, the mentions that count there): every mention in a body the plan
+        # adds or changes, ...
+        bodies = [(slug, latest[slug], None) for slug in added.get(agent_id, ()) if slug in latest]
         bodies += [
-            (slug, latest[slug])
+            (slug, latest[slug], None)
             for slug, follows, overridden in running
             if follows and not overridden and slug in latest and slug not in removed
         ]
-        for slug, body in bodies:
+        # ... and, in a body the plan leaves as it is (pinned, overridden, or unchanged),
+        # the mentions of a skill it removes: they resolved before, and will not.
+        bodies += [
+            (slug, body, removed)
+            for slug, body, follows in inputs.mentions_removed.get(agent_id, ())
+            if not (follows and slug in latest)
+        ]
+        for slug, body, counted in bodies:
             for mention in parse_mentions(body):
+                if counted is not None and mention not in counted:
+                    continue
                 if mention not in has and mention not in tools:
                     found.setdefault((slug, mention), []).append(name)
     return [

@@ -11,7 +11,8 @@ import dataclasses
 import hashlib
 import json
 
-from django.db.models import CharField, F, Value, prefetch_related_objects
+from django.db.models import CharField, F, Q, Value, prefetch_related_objects
+from django.db.models.functions import Coalesce
 
 from agents.models import Agent, AgentSkill
 from catalog.models import (
@@ -188,6 +189,11 @@ def read_plan_inputs(
     egress, needed, credentials = _reach(workspace, installation)
     agents, attached = _chosen_agents(workspace, agent_ids)
     pins, follows, overrides, holders = _agents_using(mine)
+    touched = {a for a, _ in agents} | {h for h, _n, _f in holders}
+    # What the plan archives: the installation's skills the target does not bring.
+    removing = (
+        {s.slug for key, s in installed.items() if key not in incoming} if installation else set()
+    )
     inputs = PlanInputs(
         kind=kind,
         target=target,
@@ -207,7 +213,8 @@ def read_plan_inputs(
         holders=holders,
         left_out=frozenset(leave_out),
         # The mention check is the plan's, not the apply's (which re-reads to compare).
-        runs=_runs({a for a, _ in agents} | {h for h, _n, _f in holders}) if diffs else {},
+        runs=_runs(touched) if diffs else {},
+        mentions_removed=_mentions_of(touched, removing) if diffs and removing else {},
     )
     if diffs:
         inputs = _texts(inputs)
@@ -356,6 +363,35 @@ def _runs(agent_ids: set[int]) -> dict:
             (slug, pinned is None, override is not None)
         )
     return {agent_id: (name, tuple(running)) for agent_id, (name, running) in runs.items()}
+
+
+def _mentions_of(agent_ids: set[int], removing: set[str]) -> dict:
+    """The bodies those agents run (their override, the pinned revision, or the head)
+    that may mention a skill the plan removes: one query, narrowed in the database to
+    bodies holding "@slug" for one of those slugs, then parsed exactly by the caller."""
+    holds = Q()
+    for slug in sorted(removing):
+        holds |= Q(running_body__contains=f"@{slug}")
+    found: dict[int, list] = {}
+    for agent_id, slug, body, pinned, override in (
+        AgentSkill.objects.filter(
+            agent_id__in=agent_ids, enabled=True, skill__archived_at__isnull=True
+        )
+        .exclude(skill__slug__in=removing)
+        .annotate(
+            running_body=Coalesce(
+                F("override__body"), F("pinned_revision__body"), F("skill__head__body")
+            )
+        )
+        .filter(holds)
+        .order_by("agent_id", "position", "pk")
+        .values_list(
+            "agent_id", "skill__slug", "running_body", "pinned_revision_id", "override_id"
+        )
+    ):
+        # "follows": it runs the head, which the plan may change (then it reads that body).
+        found.setdefault(agent_id, []).append((slug, body, pinned is None and override is None))
+    return {agent_id: tuple(bodies) for agent_id, bodies in found.items()}
 
 
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:

@@ -141,3 +141,33 @@ def test_an_agent_left_out_is_warned_of_the_mention_that_would_resolve_to_nothin
     ]
     assert warnings[0]["count"] == 1
     assert not [s for s in upgrade(owner)["steps"] if s["type"] == "agent.unresolved"]
+
+
+def test_a_body_left_as_it_is_that_mentions_a_skill_the_plan_removes_is_warned(
+    installed, acme, owner, django_assert_max_num_queries
+):
+    """The collections agent also runs the workspace's own @month-end, pinned, which says
+    "run @invoice-chase"; the front desk runs it too, with an override that does not say
+    so. Uninstalling takes @invoice-chase away from both: the plan warns for the agent
+    whose body still names it, and only that one. A look-alike (@invoice-chaser) is not
+    a mention of it."""
+    from agents.services import agent_skill_override
+    from catalog.services.workspace_skills import skill_create
+
+    collections, front_desk = installed
+    body = "First run @invoice-chase, then file @invoice-chaser."
+    month_end = skill_create(workspace=acme, slug="month-end", actor=owner, name="Month end",
+                             short_description="Close the month.", body=body)  # fmt: skip
+    AgentSkill.objects.create(agent=collections, skill=month_end, position=9,
+                              pinned_revision=month_end.head)  # fmt: skip
+    on_desk = AgentSkill.objects.create(agent=front_desk, skill=month_end, position=9)
+    agent_skill_override(attachment=on_desk, body="Close the books by hand.", actor=owner)
+    with django_assert_max_num_queries(40):
+        plan = api_for(owner).post("/api/workspaces/acme/plans/",
+                                   {"kind": "uninstall", "bundle": "accounts-receivable"},
+                                   format="json")  # fmt: skip
+    assert plan.status_code == 201, plan.content
+    warnings = [s for s in plan.json()["steps"] if s["type"] == "agent.unresolved"]
+    assert [(w["slug"], w["mention"], w["agents"]) for w in warnings] == [
+        ("month-end", "invoice-chase", ["Collections agent"]),
+    ]
