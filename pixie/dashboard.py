@@ -15,7 +15,8 @@ def workspace_dashboard(*, workspace) -> dict:
     """Installations and what is newer, the catalog it may install from, open plans,
     unconfirmed credentials, agents behind.
 
-    Eight queries whatever the number of rows.
+    At most eleven queries whatever the number of rows: each list shows its first
+    SECTION_SHOWN rows, and is counted only when there are more.
     """
     installations = list(
         Installation.objects.filter(workspace=workspace)
@@ -39,7 +40,7 @@ def workspace_dashboard(*, workspace) -> dict:
         rows.append({"installation": installation, "newer": latest if is_newer else None})
 
     # Every pin not at its skill's head; a repoint moves only those on catalog revisions.
-    agents_behind = list(
+    agents_behind = (
         pins_behind(workspace)
         .values("agent_id", "agent__name", "agent__slug")
         .annotate(
@@ -48,21 +49,33 @@ def workspace_dashboard(*, workspace) -> dict:
         )
         .order_by("agent__name")
     )
+    open_plans = (
+        Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED)
+        .select_related("bundle_version__bundle", "created_by")
+        .order_by("-created_at")
+    )
+    unconfirmed = CredentialRequirement.objects.filter(
+        workspace=workspace, confirmed=False
+    ).order_by("name")
     return {
         "installations": rows,
         **_catalog(workspace, installed={i.bundle_id: i for i in installations}),
-        "open_plans": list(
-            Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED)
-            .select_related("bundle_version__bundle", "created_by")
-            .order_by("-created_at")
-        ),
-        "unconfirmed": list(
-            CredentialRequirement.objects.filter(workspace=workspace, confirmed=False).order_by(
-                "name"
-            )
-        ),
-        "agents_behind": agents_behind,
+        **_first("open_plans", open_plans),
+        **_first("unconfirmed", unconfirmed),
+        # Counting groups: the grouped query again, as a subquery (Django's count()).
+        **_first("agents_behind", agents_behind),
     }
+
+
+SECTION_SHOWN = 20
+
+
+def _first(name: str, rows) -> dict:
+    """`name`: the first SECTION_SHOWN rows; `name_total`: how many there are, counted
+    only when there are more than those."""
+    shown = list(rows[: SECTION_SHOWN + 1])
+    total = len(shown) if len(shown) <= SECTION_SHOWN else rows.count()
+    return {name: shown[:SECTION_SHOWN], f"{name}_total": total}
 
 
 CATALOG_SHOWN = 20

@@ -178,7 +178,7 @@ def offered_label(bundle_version: BundleVersion) -> str:
 @admin.register(Plan)
 class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     list_display = ["__str__", "workspace", "kind", "bundle_version", "status", "created_at"]
-    list_filter = ["kind", "status"]
+    list_filter = ["kind", "status", MemberWorkspaceFilter]
     list_select_related = ["workspace", "bundle_version__bundle"]
     change_list_template = "admin/catalog/plan/change_list.html"
 

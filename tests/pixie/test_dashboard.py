@@ -1,5 +1,7 @@
 """The workspace dashboard: what a member reads first, in a fixed number of queries."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -55,7 +57,8 @@ def test_the_dashboard_shows_versions_open_plans_credentials_and_agents_behind(
 ):
     client = browser(member)
     url = reverse("admin:pixie_workspace_dashboard", args=[busy_acme.pk])
-    with django_assert_max_num_queries(16):  # 14, and the catalog's bundles and versions
+    # 14, the catalog's bundles and versions, and a count for each list longer than 20
+    with django_assert_max_num_queries(19):
         page = client.get(url)
     html = page.content.decode()
     installations = html[html.index('id="dashboard-installations"') :]
@@ -65,12 +68,24 @@ def test_the_dashboard_shows_versions_open_plans_credentials_and_agents_behind(
     catalog = html[html.index('id="dashboard-catalog"') : html.index('id="dashboard-plans"')]
     assert "Accounts Receivable" in catalog and "installed 2.1.0" in catalog
     assert 'value="Install' not in catalog
-    assert html.count("upgrade Accounts Receivable 2.2.0</a>") == 55
+    # Each list shows its first 20, says how many there are, and leads to all of them.
+    plans = html[html.index('id="dashboard-plans"') : html.index('id="dashboard-credentials"')]
+    assert plans.count("upgrade Accounts Receivable 2.2.0</a>") == 20
+    assert "The newest 20 of 55." in plans
     assert Plan.objects.filter(workspace=busy_acme, status="proposed").count() == 55
-    assert "LEDGER_API_TOKEN" in html and "TOKEN_51" in html
+    between = html.index('id="dashboard-credentials"'), html.index('id="dashboard-agents"')
+    credentials = html[between[0] : between[1]]
+    assert "The first 20 of 53, by name." in credentials and "LEDGER_API_TOKEN" in credentials
     agents = html[html.index('id="dashboard-agents"') :]
-    assert agents.count("/admin/agents/agent/") == 62  # 60 added + 2 from the install
-    assert "Agent 59" in agents and "Collections agent" in agents
+    assert agents.count("/admin/agents/agent/") == 21  # 20 shown, and the link to them all
+    assert "The first 20 of 62 agents, by name." in agents
+    for section in (plans, credentials, agents):
+        link = re.search(r'<a href="([^"]+)">See every', section).group(1).replace("&amp;", "&")
+        listing = client.get(link)
+        assert listing.status_code == 200 and "?e=1" not in listing.get("Location", ""), link
+    waiting = client.get(re.search(r'<a href="([^"]+)">See every waiting', plans).group(1)
+                         .replace("&amp;", "&")).content.decode()  # fmt: skip
+    assert "55 plans" in waiting
 
 
 def test_only_members_see_a_workspace_dashboard(acme, owner):
