@@ -145,6 +145,7 @@ ADMIN_NAMED = {
     "catalog_workspaceskill_advertise": "post_only",
     "agents_agent_skills_change": "post_only",
     "pixie_message_import": "post_only",
+    "pixie_message_add_sender": "post_only",
     "catalog_plan_change": "redirect",
     "catalog_bundleversion_review": "operator_page",
     "catalog_bundleversion_approve": "operator_post",
@@ -332,6 +333,9 @@ API_ROWS = {
     "share-send": [("post", API_OWNER, "share")],
     "share-review": [("get", API_READ, None)],
     "share-import": [("post", API_OWNER, {})],
+    # The world's sender is already a contact: an owner is told so (400), nobody else
+    # gets that far.
+    "add-sender": [("post", {**API_OWNER, "owner": 400}, {"fingerprint": "0000"})],
 }
 
 
