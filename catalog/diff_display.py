@@ -11,6 +11,8 @@ from itertools import zip_longest
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from catalog import text_merge
+
 _TOKENS = re.compile(r"^\s+|\S+\s*")  # indentation, then each word with the spaces after it
 
 
@@ -111,8 +113,6 @@ def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
     who changed it: yours, new, both the same way, or both differently (a conflict), with
     the changed words marked against the base. Long unchanged runs fold to a gap row;
     every piece of text is escaped here."""
-    import merge3  # the merge's own alignment, so the page shows what the merge sees
-
     z, a, b = base.splitlines(), yours.splitlines(), new.splitlines()
     rows: list[str] = []
     labels = {"yours": "yours changed", "new": "new changed", "same": "both, the same way",
@@ -156,7 +156,7 @@ def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
             label = f'<td class="what">{labels[kind]}</td>' if n == 0 else "<td></td>"
             rows.append(f'<tr class="{kind}">{base_cell}{"".join(cells)}{label}</tr>')
 
-    merger = merge3.Merge3(z, a, b)
+    merger = text_merge.merger(z, a, b)  # the merge's own alignment: the page shows it
     regions = merger.find_sync_regions()
     iz = ia = ib = 0
     for index, (zmatch, zend, amatch, aend, bmatch, bend) in enumerate(regions):

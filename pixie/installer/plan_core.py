@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import merge3
-
+from catalog import text_merge
 from catalog.content_diff import (
     FileInfo,
     file_texts_needed,
@@ -132,7 +131,7 @@ def three_way(base: str, mine: str, new: str) -> tuple[str | None, str]:
     def lines(text):
         return [line + "\n" for line in text.split("\n")]
 
-    merger = merge3.Merge3(lines(base), lines(mine), lines(new))
+    merger = text_merge.merger(lines(base), lines(mine), lines(new))
     conflicted = any(group[0] == "conflict" for group in merger.merge_groups())
     text = "".join(
         merger.merge_lines(name_a="yours", name_b="new", name_base="base", base_marker="|||||||")
