@@ -15,7 +15,7 @@ from django.db.models import prefetch_related_objects
 
 from pixie.errors import ValidationFailed
 
-from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text
+from .content_diff import DiffBudget, FileInfo, file_texts_needed, files_diff, frontmatter_text
 from .models import Bundle, BundleVersion
 from .selectors import CONTENTS, SKILL_FILES, blob_texts, visible_versions
 from .skill_history import FieldChange
@@ -139,6 +139,7 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
         if a is not None and b is not None and a.pk != b.pk:
             needed |= file_texts_needed(files[a.pk], files[b.pk])
     texts = blob_texts(needed)
+    budget = DiffBudget()  # one budget for the whole comparison's file diffs
     changes = []
     for slug, a, b in pairs:
         if a is None or b is None:
@@ -171,7 +172,7 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
                 fields=[
                     FieldChange(n, label, _text(a, n), _text(b, n)) for n, label in SKILL_FIELDS
                 ],  # fmt: skip
-                files=files_diff(files[a.pk], files[b.pk], texts),
+                files=files_diff(files[a.pk], files[b.pk], texts, budget),
                 moved=moved,
             )
         )

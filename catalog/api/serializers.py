@@ -253,11 +253,17 @@ class FieldChangeSerializer(serializers.Serializer):
 
 class FileChangeSerializer(serializers.Serializer):
     path = serializers.CharField()
-    change = serializers.ChoiceField(choices=CHANGES)
+    change = serializers.ChoiceField(choices=[*CHANGES, "moved"])
+    from_path = serializers.CharField(
+        allow_null=True, required=False, help_text="Where a moved file was (the same bytes)"
+    )
     old = serializers.DictField(allow_null=True, help_text="path, sha256, size, executable")
     new = serializers.DictField(allow_null=True)
     mode = serializers.CharField(help_text="A change of the executable bit, in words")
-    content = serializers.CharField(help_text="text, binary, too_long, same or removed")
+    content = serializers.CharField(
+        help_text="text, binary, too_long, same, removed, or not_shown (past the "
+        "5,000 lines of file diff one plan or comparison shows)"
+    )
     diff = serializers.ListField(child=serializers.CharField())
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from catalog import text_merge
 from catalog.content_diff import (
+    DiffBudget,
     FileInfo,
     file_texts_needed,
     files_diff,
@@ -315,6 +316,7 @@ def _skill_steps(inputs: PlanInputs) -> list[Step]:
     target = inputs.target
     assert target is not None
     landing, steps = _slug_map(inputs)
+    budget = DiffBudget()  # one budget for the whole plan's file diffs
     for position, skill in enumerate(target.skills, start=1):
         body = _cascade(skill.body, landing)
         slug = landing[skill.slug]
@@ -373,7 +375,7 @@ def _skill_steps(inputs: PlanInputs) -> list[Step]:
             "name": skill.name,
             "body": body,
             "size": size_facts(body),
-            "files": files_diff(installed.files, skill.files, inputs.texts),
+            "files": files_diff(installed.files, skill.files, inputs.texts, budget),
         }
         if edited:
             steps.append(_fork_step(inputs, installed, skill, body, base_body, facts))

@@ -33,11 +33,13 @@ class FileChange(TypedDict):
     """A file added, removed or changed between two versions (catalog.content_diff)."""
 
     path: str
-    change: Literal["added", "removed", "changed"]
+    change: Literal["added", "removed", "moved", "changed"]
+    from_path: str | None  # where a moved file was (the same bytes, another path)
     old: FileFacts | None
     new: FileFacts | None
     mode: str
-    content: Literal["", "removed", "same", "binary", "too_long", "text"]
+    # not_shown: a text diff past the page's budget (content_diff.PAGE_FILE_DIFF_LINES)
+    content: Literal["", "removed", "same", "binary", "too_long", "text", "not_shown"]
     diff: list[str]
 
 

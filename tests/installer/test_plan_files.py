@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from catalog.content_diff import TEXT_DIFF_MAX_BYTES
 from catalog.models import BundleVersion, Plan, WorkspaceSkill
@@ -328,3 +329,53 @@ def test_each_skills_size_and_the_bundles_total_are_in_the_plan(tmp_path, acme, 
     assert f"about {export['estimated_tokens']} tokens" in page
     assert "past the Agent Skills guidance" in page
     assert f"about {total['estimated_tokens']} tokens in all" in page
+
+
+def test_files_that_only_moved_are_moves_and_the_plans_file_diffs_stay_bounded(
+    tmp_path, acme, owner, agents, django_capture_on_commit_callbacks
+):
+    first = publish(ledger_bundle(tmp_path, "1.0.0"))
+    new = ledger_bundle(tmp_path, "1.1.0")
+    export = new / "skills" / "ledger-export"
+    fields = export / "references" / "statement-fields.md"
+    write(export / "references" / "fields" / "statement-fields.md", fields.read_text())
+    fields.unlink()
+    # Three long references, each added whole: together past the plan's 5,000 lines.
+    for name in ("ledger-codes", "tax-codes", "region-codes"):
+        rows = "".join(f"| {name}-{n:04d} | posted to account {n} |\n" for n in range(2_200))
+        write(export / "references" / f"{name}.md", f"# {name}\n\n| code | meaning |\n{rows}")
+    second = publish(new)
+    install(acme, first, owner, django_capture_on_commit_callbacks, agents)
+
+    plan = upgrade(acme, owner, second)
+
+    (update,) = steps_of(plan, "skill.update")
+    files = {f["path"]: f for f in update["files"]}
+    moved = files["references/fields/statement-fields.md"]
+    assert (moved["change"], moved["from_path"], moved["content"], moved["diff"]) == (
+        "moved", "references/statement-fields.md", "same", [],
+    )  # fmt: skip
+    assert "references/statement-fields.md" not in files  # not also a removal
+    long = [files[f"references/{n}.md"] for n in ("ledger-codes", "region-codes", "tax-codes")]
+    assert [f["content"] for f in long] == ["text", "text", "not_shown"]
+    assert sum(len(f["diff"]) for f in update["files"]) <= 5_000
+
+    page = plan_page(owner, plan)
+    assert "from <code>references/statement-fields.md</code>" in page
+    assert "moved, content unchanged" in page
+    assert "Diff not shown: this page shows 5,000 lines of file diffs in all" in page
+    assert "tax-codes-2199" not in page and "region-codes-2199" in page
+    api = APIClient()
+    api.force_authenticate(owner)
+    listed = api.get(f"/api/workspaces/acme/plans/{plan.pk}/").json()
+    (step,) = [s for s in listed["steps"] if s["type"] == "skill.update"]
+    assert {f["path"]: f["change"] for f in step["files"]}[
+        "references/fields/statement-fields.md"
+    ] == "moved"
+
+    plan = approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
+    assert plan.status == Plan.State.APPLIED, plan.error
+    version = second.skills.get(skill_version__package__slug="ledger-export").skill_version
+    assert head_files("ledger-export") == {
+        f.path: (f.blob_id, f.executable) for f in version.files.all()
+    }
