@@ -16,16 +16,17 @@ from django.urls import reverse
 from agents.models import Agent
 from catalog.content_diff import frontmatter_text
 from catalog.models import (
-    BundleSkill,
     BundleVersion,
     CatalogReview,
     Installation,
     Plan,
+    SkillRevision,
+    SkillVersion,
     Status,
     WorkspaceSkill,
 )
 from catalog.selectors import visible_versions
-from catalog.skill_files_display import file_rows
+from catalog.skill_files_display import file_mode, file_rows
 from egress.models import CredentialRequirement
 from pixie.admin_pages import WorkspacePages
 from pixie.admin_scoping import (
@@ -38,7 +39,7 @@ from pixie.admin_scoping import (
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
-from .plan_display import grouped_steps, plan_timeline
+from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import progress_of, repoint_backlog, repoint_create
 
@@ -285,30 +286,51 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         )
 
     def skill_view(self, request, plan_id, slug):
-        """A skill the plan brings, read whole before it exists here: its text,
-        frontmatter and files as the plan's bundle version has them."""
+        """A skill the plan creates, updates or forks, read whole as the plan leaves it
+        (before it exists here, too): the catalog's text, the merge, or your own, as the
+        plan's choice says, with its frontmatter and files."""
         plan = self._plan(request, plan_id)
-        entry = (
-            BundleSkill.objects.filter(
-                bundle_version=plan.bundle_version, skill_version__package__slug=slug
-            )
-            .select_related("skill_version__package")
-            .first()
-            if plan.bundle_version_id
-            else None
+        step = next(
+            (s for s in plan.steps if s["type"] in SKILL_TEXT_STEPS and s["slug"] == slug), None
         )
-        if entry is None:
-            raise Http404(f"Plan #{plan.pk} brings no skill @{slug}.")
-        version = entry.skill_version
+        if step is None:
+            raise Http404(f"Plan #{plan.pk} creates, updates or forks no skill @{slug}.")
+        after = skill_after(step)
+        version = SkillVersion.objects.select_related("package").get(pk=step["skill_version_id"])
+        name, description = version.name, version.description
+        frontmatter = frontmatter_text(version.frontmatter, version.approvals)
+        files = file_rows(version.files.all())
+        if after["source"] == "merge":
+            merged = after["merged"]
+            name, description = merged["name"], merged["description"]
+            frontmatter = frontmatter_text(merged["frontmatter"], merged["approvals"])
+            files = [_file_row(f) for f in merged["files"]]
+        elif after["source"] == "yours":
+            # The revision the plan read as yours (the head when it was computed).
+            head = (
+                SkillRevision.objects.filter(pk=step["head_id"], skill__workspace=plan.workspace_id)
+                .prefetch_related("files")
+                .first()
+            )
+            if head is not None:
+                name, description = head.name, head.short_description
+                frontmatter = frontmatter_text(head.frontmatter, head.approvals)
+                files = file_rows(head.files.all())
         return self.render_page(
             request,
             "admin/catalog/plan/skill.html",
-            f"@{slug} as plan #{plan.pk} would bring it",
+            f"@{slug} as plan #{plan.pk} leaves it",
             plan=plan,
             slug=slug,
+            step=step,
+            source=after["source"],
+            done=plan.status == Plan.State.APPLIED,
             version=version,
-            frontmatter=frontmatter_text(version.frontmatter, version.approvals),
-            files=file_rows(version.files.all()),
+            name=name,
+            description=description,
+            body=after["body"],
+            frontmatter=frontmatter,
+            files=files,
         )
 
     def approve_view(self, request, plan_id):
@@ -428,6 +450,11 @@ def _generations_page(installation, before: str | None) -> dict:
         "generations_paged": bool(before),
     }
 
+def _file_row(facts: dict) -> dict:
+    """A file of a merge (content_diff.FileInfo.as_dict) as file_rows shows files."""
+    return {**facts, "mode": file_mode(facts["executable"])}
+
+
 def plan_links(plan) -> dict:
     """Where each skill, agent and credential a plan names can be read: the workspace's
     own pages, or, for a skill not created yet, the plan's page of it. Three queries."""
@@ -440,9 +467,16 @@ def plan_links(plan) -> dict:
             workspace=plan.workspace_id, slug__in=slugs
         ).values_list("slug", "pk")
     }
+    # Each skill whose text the plan sets is readable whole as it leaves it; one it creates
+    # is linked there by name, too, since it has no page of its own yet.
+    after = {
+        step["slug"]: reverse("admin:catalog_plan_skill", args=[plan.pk, step["slug"]])
+        for step in steps
+        if step["type"] in SKILL_TEXT_STEPS
+    }
     for step in steps:
         if step["type"] == "skill.create" and step["slug"] not in skills:
-            skills[step["slug"]] = reverse("admin:catalog_plan_skill", args=[plan.pk, step["slug"]])
+            skills[step["slug"]] = after[step["slug"]]
     names = {s["agent"] for s in steps if "agent" in s}
     agents: dict[str, str] = {}
     for name, pk in Agent.objects.filter(workspace=plan.workspace_id, name__in=names).values_list(
@@ -457,7 +491,7 @@ def plan_links(plan) -> dict:
             name__in={s["name"] for s in steps if s["type"].startswith("credential.")},
         ).values_list("name", "pk")
     }
-    return {"skills": skills, "agents": agents, "credentials": credentials}
+    return {"skills": skills, "after": after, "agents": agents, "credentials": credentials}
 
 
 # What a publish or a yank would touch, on catalog's confirmation pages (its hook).

@@ -43,6 +43,7 @@ def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
                 step.update(fork_views(step))
             slug = step.get("slug") or step.get("to")
             step["skill_url"] = links.get("skills", {}).get(slug, "")
+            step["after_url"] = links.get("after", {}).get(slug, "")
             step["agent_url"] = links.get("agents", {}).get(step.get("agent"), "")
             step["credential_url"] = links.get("credentials", {}).get(step.get("name"), "")
         if members:
@@ -57,6 +58,22 @@ def fork_views(step: dict) -> dict:
     return {
         "three_html": aligned_three(base, step.get("mine_body") or "", step.get("body") or "")
     }
+
+
+# The steps after which a skill says something the plan chose: its page shows that text.
+SKILL_TEXT_STEPS = ("skill.create", "skill.update", "skill.fork")
+
+
+def skill_after(step: dict) -> dict:
+    """Whose text a skill the plan creates, updates or forks will have once applied, and
+    its body: the catalog's (created, updated, or a fork taken), the merge, or the owner's
+    own (a fork kept). A merge also carries its merged fields and files."""
+    choice = step.get("choice") if step["type"] == "skill.fork" else "take"
+    if choice == "merge" and step.get("merged"):
+        return {"source": "merge", "body": step["merged"]["body"], "merged": step["merged"]}
+    if choice == "keep":
+        return {"source": "yours", "body": step["mine_body"]}
+    return {"source": "catalog", "body": step["body"]}
 
 
 def plan_timeline(plan) -> list[dict]:

@@ -19,6 +19,7 @@ from catalog.services.workspace_skills import skill_edit
 from pixie.errors import ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import SECTION, TITLES, ledger_export_skill, png_bytes, write
+from tests.clients import admin_for
 from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
@@ -379,3 +380,74 @@ def test_files_that_only_moved_are_moves_and_the_plans_file_diffs_stay_bounded(
     assert head_files("ledger-export") == {
         f.path: (f.blob_id, f.executable) for f in version.files.all()
     }
+
+
+def test_the_plans_skill_page_shows_the_text_each_fork_choice_leaves(
+    tmp_path, acme, owner, django_capture_on_commit_callbacks
+):
+    first = publish(ledger_bundle(tmp_path, "1.0.0"))
+    second = publish(
+        ledger_bundle(tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n")
+    )
+    install(acme, first, owner, django_capture_on_commit_callbacks)
+    lookup = WorkspaceSkill.objects.get(slug="ledger-lookup")
+    skill_edit(skill=lookup, actor=owner, name="Acme ledger lookup",
+               body="# Acme ledger lookup\n\nAsk finance before quoting a balance.\n")  # fmt: skip
+    page_of = {}
+    for choice in ("keep", "take"):
+        plan = upgrade(acme, owner, second, fork_choices={"ledger-lookup": choice})
+        url = reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-lookup"])
+        assert f'href="{url}"' in plan_page(owner, plan)  # linked from the fork
+        page_of[choice] = admin_for(owner).get(url).content.decode()
+
+    keep, take = page_of["keep"], page_of["take"]
+    assert "your own version, kept as you chose (1.1.0 from" in keep
+    assert "Ask finance before quoting a balance." in keep and "Round nothing" not in keep
+    assert "<h2>Acme ledger lookup</h2>" in keep
+    assert "taken in place of your version as you chose" in take
+    assert "Round nothing; quote pence." in take and "Ask finance" not in take
+
+
+def test_the_plans_skill_page_shows_a_merge_with_its_merged_fields(
+    tmp_path, acme, owner, django_capture_on_commit_callbacks
+):
+    first = publish(ledger_bundle(tmp_path, "1.0.0"))
+    second = publish(
+        ledger_bundle(tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n")
+    )
+    install(acme, first, owner, django_capture_on_commit_callbacks)
+    lookup = WorkspaceSkill.objects.get(slug="ledger-lookup")
+    rest = LOOKUP_BODY.split("\n\n", 1)[1].rstrip()  # the catalog's text under its heading
+    skill_edit(skill=lookup, actor=owner, name="Acme ledger lookup",
+               body="# Acme ledger lookup\n\n" + rest)  # fmt: skip
+    plan = upgrade(acme, owner, second, fork_choices={"ledger-lookup": "merge"})
+    (fork,) = steps_of(plan, "skill.fork")
+    assert fork["choice"] == "merge", fork["reason"]
+
+    page = admin_for(owner).get(
+        reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-lookup"])
+    ).content.decode()
+
+    assert "the merge of your version and 1.1.0 from" in page
+    assert "# Acme ledger lookup" in page and "Round nothing; quote pence." in page
+    assert "<h2>Acme ledger lookup</h2>" in page
+
+
+def test_the_plans_skill_page_of_an_update_reads_the_new_version_and_others_are_404(
+    tmp_path, acme, owner, member, django_capture_on_commit_callbacks
+):
+    first = publish(ledger_bundle(tmp_path, "1.0.0"))
+    second = publish(
+        ledger_bundle(tmp_path, "1.1.0", body=LOOKUP_BODY + "\nRound nothing; quote pence.\n")
+    )
+    install(acme, first, owner, django_capture_on_commit_callbacks)
+    plan = upgrade(acme, owner, second)
+    url = reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-lookup"])
+
+    assert f'href="{url}"' in plan_page(owner, plan)
+    page = admin_for(member).get(url).content.decode()
+    assert "1.1.0 from" in page and "replacing 1.0.0" in page
+    assert "Round nothing; quote pence." in page
+    # ledger-export is unchanged by this plan: it sets no text, so it has no such page.
+    unchanged = reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-export"])
+    assert admin_for(member).get(unchanged).status_code == 404

@@ -202,7 +202,7 @@ def test_the_plan_page_links_what_it_names_and_tells_its_story(
     assert f'href="{agent_page}"' in page
     assert 'id="plan-timeline"' in page and "<strong>Proposed</strong> by owen" in page
     text = client.get(skill_page).content.decode()
-    assert "Chase an overdue invoice" in text and "would bring" in text
+    assert "Chase an overdue invoice" in text and "would leave it" in text
     nothing = reverse("admin:catalog_plan_skill", args=[plan.pk, "nothing"])
     assert client.get(nothing).status_code == 404
     stranger = make_user("sam")
