@@ -127,9 +127,14 @@ class SkillSize:
     def warning(self) -> str:
         if not self.over_guidance:
             return ""
+        # Name only the limit passed: "past 500 lines" at 4,796 tokens would mislead.
+        passed = [
+            f"{GUIDANCE_LINES} lines" if self.lines > GUIDANCE_LINES else "",
+            f"{GUIDANCE_TOKENS:,} tokens" if self.tokens > GUIDANCE_TOKENS else "",
+        ]
         return (
             f"about {self.tokens:,} tokens in {self.lines:,} lines: past the Agent Skills "
-            f"guidance of {GUIDANCE_LINES} lines and {GUIDANCE_TOKENS:,} tokens for SKILL.md; "
+            f"guidance of {' and '.join(p for p in passed if p)} for SKILL.md; "
             "consider moving detail to references/"
         )
 

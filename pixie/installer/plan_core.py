@@ -787,6 +787,24 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _new_executables(steps: list[Step]) -> int:
+    """Executable files the plan brings: in skills it creates, and added, changed or newly
+    executable in skills it updates or takes (a fork kept brings none)."""
+    count = 0
+    for step in steps:
+        if step["type"] == "skill.create":
+            count += sum(1 for f in step["files"] if f["executable"])
+        elif step["type"] == "skill.update" or (
+            step["type"] == "skill.fork" and step["choice"] != "keep"
+        ):
+            count += sum(
+                1 for f in step["files"]
+                if f["new"] and f["new"]["executable"]
+                and (f["old"] is None or f["content"] != "same" or not f["old"]["executable"])
+            )  # fmt: skip
+    return count
+
+
 def summarize(steps: list[Step]) -> str:
     by_type: dict[str, int] = {}
     for step in steps:
@@ -804,7 +822,10 @@ def summarize(steps: list[Step]) -> str:
             parts.append(_count(operations, "operation") + " needing approval")
         reach = "Expands reach: adds " + " and ".join(parts)
     else:
-        reach = "Changes prose only: no new hosts, credentials or approvals"
+        reach = "Adds no hosts, credentials or approvals"
+    if scripts := _new_executables(steps):
+        # Not reach the workspace grants, but code an agent may run: said, never hidden.
+        reach += f"; {_count(scripts, 'executable file')} new or changed"
     changes = []
     created = by_type.get("skill.create", 0)
     updated = by_type.get("skill.update", 0) + sum(

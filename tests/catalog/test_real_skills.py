@@ -419,3 +419,17 @@ def test_stored_file_bytes_cannot_be_rewritten(bundle):
     with pytest.raises(ImmutableError):
         FileBlob.objects.filter(pk=logo.pk).update(content=b"other bytes")
     assert bytes(FileBlob.objects.get(pk=logo.pk).content) == png_bytes()
+
+
+def test_the_size_warning_names_only_the_limit_a_body_passes():
+    many_short_lines = "\n".join(f"- step {n}" for n in range(600))
+    few_long_lines = "\n\n".join("Reconcile the ledger against the bank feed. " * 60
+                                 for _ in range(20))  # fmt: skip
+    by_lines, by_tokens = skill_size(many_short_lines), skill_size(few_long_lines)
+
+    assert by_lines.lines > 500 and by_lines.tokens < 5_000
+    assert "guidance of 500 lines for SKILL.md" in by_lines.warning
+    assert by_tokens.lines < 500 and by_tokens.tokens > 5_000
+    assert "guidance of 5,000 tokens for SKILL.md" in by_tokens.warning
+    both = skill_size(many_short_lines + "\n" + few_long_lines)
+    assert "guidance of 500 lines and 5,000 tokens for SKILL.md" in both.warning

@@ -166,6 +166,10 @@ def test_a_change_to_supporting_files_alone_is_a_change_the_plan_shows(
     plan = upgrade(acme, owner, second)
 
     assert "changes 1 skill" in plan.summary
+    # scripts/check.sh is new and executable (export.py only lost its bit): said, as code.
+    assert "Adds no hosts, credentials or approvals; 1 executable file new or changed" in (
+        plan.summary
+    )
     (update,) = steps_of(plan, "skill.update")
     assert update["slug"] == "ledger-export"
     assert update["body_diff"] == []
