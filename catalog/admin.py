@@ -21,6 +21,7 @@ from pixie.permissions import is_operator
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages
+from .admin_keys import PublisherKeyPages
 from .admin_member_read import (
     MemberReadable,
     MemberReadableInline,
@@ -39,6 +40,7 @@ from .models import (
     BundleSkill,
     BundleVersion,
     Publisher,
+    PublisherKey,
     SkillPackage,
     SkillRevision,
     SkillVersion,
@@ -49,6 +51,7 @@ from .models import (
 from .services import skill_version_publish
 from .services.catalog_review import review_queue
 from .services.publishing import skill_package_check, skill_package_create
+from .services.signing import publisher_key_ensure, signature_summary, signature_words
 
 REVIEW_FIELDS = [
     "catalog_review",
@@ -73,7 +76,7 @@ def run_service(modeladmin, request, queryset, service, done: str, **kwargs):
 
 
 @admin.register(Publisher)
-class PublisherAdmin(PublisherTrustPages, ReadOnlyHistoryAdmin):
+class PublisherAdmin(PublisherKeyPages, PublisherTrustPages, ReadOnlyHistoryAdmin):
     list_display = ["name", "slug", "kind", "trusted", "workspace"]
     list_filter = ["kind", "trusted"]
     search_fields = ["name", "slug"]
@@ -84,11 +87,21 @@ class PublisherAdmin(PublisherTrustPages, ReadOnlyHistoryAdmin):
     change_form_template = "admin/catalog/publisher/change_form.html"
 
     def get_urls(self):
-        return self.trust_urls() + super().get_urls()
+        return self.key_urls() + self.trust_urls() + super().get_urls()
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra = {"can_trust": is_operator(request.user)}
+        extra = {
+            "can_trust": is_operator(request.user),
+            "signing_keys": PublisherKey.objects.filter(publisher_id=object_id)
+            if str(object_id).isdigit()
+            else [],
+        }
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:  # every publisher has a signing key from its creation
+            publisher_key_ensure(publisher=obj)
 
 
 @admin.register(Tool)
@@ -386,6 +399,7 @@ class BundleVersionAdmin(
         "yanked",
         "yank_reason",
         *REVIEW_FIELDS,
+        "signed",
     ]
     state_fields = [
         "status",
@@ -395,15 +409,26 @@ class BundleVersionAdmin(
         "yanked",
         "yank_reason",
         *REVIEW_FIELDS,
+        "signed",
     ]
 
     def get_queryset(self, request):
         return (
             super()
             .get_queryset(request)
-            .select_related("bundle__publisher", "published_by", "yanked_by", "catalog_reviewed_by")
+            .select_related(
+                "bundle__publisher",
+                "published_by",
+                "yanked_by",
+                "catalog_reviewed_by",
+                "signing_key",
+            )
             .annotate(skill_count=Count("skills"))
         )
+
+    @admin.display(description="Signature")
+    def signed(self, obj):
+        return signature_words(signature_summary(obj)) if obj.pk else "—"
 
     # Who published, yanked and reviewed, by name: the user pages are superusers'.
     @admin.display(description="Published by")

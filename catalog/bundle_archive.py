@@ -5,6 +5,7 @@ from __future__ import annotations
 import zipfile
 
 from catalog.bundle_files import SKILL_FILE, BundleSpec, manifest_text, skill_md_text
+from catalog.manifest import SIGNATURE_FILE
 
 # A fixed date: the same version always gives the same bytes.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -13,6 +14,8 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def bundle_zip_entries(spec: BundleSpec):
     """(path, bytes, executable) of every file write_bundle_folder writes, in order."""
     yield "bundle.toml", manifest_text(spec).encode("utf-8"), False
+    if spec.signature is not None:
+        yield SIGNATURE_FILE, spec.signature.as_json().encode("utf-8"), False
     for skill in spec.skills:
         yield f"skills/{skill.slug}/{SKILL_FILE}", skill_md_text(skill).encode("utf-8"), False
         for file in skill.files:

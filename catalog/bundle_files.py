@@ -6,6 +6,8 @@
     <folder>/skills/<slug>/SKILL.md         an Agent Skills folder: YAML frontmatter,
     <folder>/skills/<slug>/...              the Markdown body, and any supporting files
                                             (scripts/, references/, assets/, ...)
+    <folder>/bundle.signature.json          optional: the publisher's signature over the
+                                            version's manifest (catalog.manifest)
 
 A skill folder follows the public Agent Skills format: `name` equal to the folder
 name, `description` up to 1,024 characters, optional `license`, `compatibility`,
@@ -35,6 +37,7 @@ import tomli_w
 import yaml
 from django.conf import settings
 
+from catalog.manifest import SIGNATURE_FILE, SignatureFile, parse_signature_file
 from catalog.skill_content import media_type, sha256_of, skill_digest
 from catalog.validators import (
     COMPATIBILITY_MAX,
@@ -151,6 +154,8 @@ class BundleSpec:
     credentials: list[CredentialSpec]
     # What a person should know that refuses nothing: kept keys, ignored files.
     notices: list[str] = field(default_factory=list, compare=False)
+    # The publisher's signature that came with the folder (or that a stored version has).
+    signature: SignatureFile | None = field(default=None, compare=False)
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -637,6 +642,7 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
         data.get("credentials", []), {h.host for h in hosts}, label, problems
     )
     _notice_strays(folder, data.get("skills"), label, notices)
+    signature = _read_signature(folder, problems)
     if problems:
         raise BundleFileError(problems)
     return BundleSpec(
@@ -650,14 +656,29 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
         hosts=hosts,
         credentials=credentials,
         notices=notices,
+        signature=signature,
     )
+
+
+def _read_signature(folder: Path, problems: list[str]) -> SignatureFile | None:
+    """bundle.signature.json's fields, if the folder has one (checked against the catalog's
+    keys and the content by bundle_load, not here)."""
+    path = folder / SIGNATURE_FILE
+    if not os.path.lexists(path):
+        return None
+    text = _read_text(path, problems, SIGNATURE_FILE)
+    if text is None:
+        return None
+    signature, found = parse_signature_file(text)
+    problems.extend(found)
+    return signature
 
 
 def _notice_strays(folder: Path, listed, label: str, notices: list[str]) -> None:
     """Name what the folder holds beyond the manifest and the listed skills."""
     listed = set(listed) if isinstance(listed, list) else set()
     for entry in sorted(os.listdir(folder)):
-        if entry in {"bundle.toml", "bundle.yaml", "skills"} | IGNORED_FILES:
+        if entry in {"bundle.toml", "bundle.yaml", "skills", SIGNATURE_FILE} | IGNORED_FILES:
             continue
         notices.append(f"{entry}: not part of any skill ({label} lists skills under skills/); "
                        "not stored")  # fmt: skip
@@ -810,6 +831,8 @@ def write_bundle_folder(spec: BundleSpec, folder: Path | str) -> Path:
         raise BundleFileError(f"{folder}: folder exists and is not empty")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "bundle.toml").write_text(manifest_text(spec))
+    if spec.signature is not None:
+        (folder / SIGNATURE_FILE).write_text(spec.signature.as_json())
     for skill in spec.skills:
         skill_dir = folder / "skills" / skill.slug
         skill_dir.mkdir(parents=True)

@@ -117,7 +117,7 @@ def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) 
     found = (
         visible_versions(user)
         .filter(bundle__slug=slug, version=version)
-        .select_related("bundle__publisher")
+        .select_related("bundle__publisher", "signing_key")
     )
     if contents:
         found = found.prefetch_related(*CONTENTS)

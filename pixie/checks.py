@@ -17,13 +17,13 @@ def key_encryption_key_check(app_configs, **kwargs):
         return []
     return [
         Warning(
-            "Workspaces' private keys are encrypted with the development key-encryption "
-            "key, derived from a secret written in Pixie's source: anyone with the source "
-            "and a copy of the database can open them.",
+            "Private keys (workspaces' and publishers') are encrypted with the development "
+            "key-encryption key, derived from a secret written in Pixie's source: anyone with "
+            "the source and a copy of the database can open them.",
             hint=(
                 "Set PIXIE_KEY_ENCRYPTION_KEY to the base64 of 32 random bytes "
-                f"({NEW_KEY}) before workspaces make their keys: keys wrapped under one "
-                "key do not open under another."
+                f"({NEW_KEY}) before workspaces and publishers make their keys: keys "
+                "wrapped under one key do not open under another."
             ),
             id="pixie.W001",
         )

@@ -1,5 +1,6 @@
 from django.core.cache import cache
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog.models import (
@@ -11,6 +12,7 @@ from catalog.models import (
     Status,
 )
 from catalog.selectors import bundle_version_contents, latest_published
+from catalog.services.signing import signature_summary
 from catalog.skill_files_display import file_rows, size_of, skill_md_bytes, totals_of
 from catalog.validators import version_key
 
@@ -27,6 +29,24 @@ class PublisherSerializer(serializers.Serializer):
 
 
 REVIEW_FIELDS = ["catalog_review", "catalog_review_reason"]
+
+
+class SignatureSerializer(serializers.Serializer):
+    """Who signed a version (catalog.services.signing.signature_summary). Every install,
+    upgrade and roll-back checks the stored content against it before applying."""
+
+    signed = serializers.BooleanField()
+    signer = serializers.CharField(help_text="The publisher whose key signed the manifest.")
+    signer_trusted = serializers.BooleanField(
+        help_text="Whether the signer is operator-approved (a signature alone proves "
+        "integrity, not trust)."
+    )
+    key_fingerprint = serializers.CharField()
+    key_retired = serializers.BooleanField(help_text="The key has since been rotated out.")
+    key_held_by_pixie = serializers.BooleanField(
+        help_text="False when the publisher signs outside Pixie."
+    )
+    manifest_sha256 = serializers.CharField(help_text="The sha256 of the signed manifest.")
 
 
 class VersionSummarySerializer(serializers.ModelSerializer):
@@ -148,6 +168,7 @@ class BundleVersionHeadSerializer(serializers.ModelSerializer):
     bundle = serializers.CharField(source="bundle.slug")
     name = serializers.CharField(source="bundle.name")
     publisher = PublisherSerializer(source="bundle.publisher")
+    signature = serializers.SerializerMethodField()
 
     class Meta:
         model = BundleVersion
@@ -163,7 +184,12 @@ class BundleVersionHeadSerializer(serializers.ModelSerializer):
             "yank_reason",
             *REVIEW_FIELDS,
             "catalog_review_flags",
+            "signature",
         ]
+
+    @extend_schema_field(SignatureSerializer)
+    def get_signature(self, bundle_version) -> dict:
+        return SignatureSerializer(signature_summary(bundle_version)).data
 
 
 class BundleVersionSerializer(BundleVersionHeadSerializer):

@@ -13,6 +13,7 @@ from .catalog import (
 )
 from .files import FileBlob, RevisionFile, SkillFile
 from .installs import GENERATION_KINDS, Generation, Installation, Plan
+from .keys import PublisherKey
 from .workspace import SkillRevision, WorkspaceSkill
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Installation",
     "Plan",
     "Publisher",
+    "PublisherKey",
     "RevisionFile",
     "SkillFile",
     "SkillPackage",

@@ -205,7 +205,16 @@ class CatalogReview(models.TextChoices):
 
 @reversion.register(follow=["skills", "hosts", "credentials"])
 class BundleVersion(PublishedImmutable):
-    CONTENT_FIELDS = ("bundle_id", "version", "description", "notes")
+    CONTENT_FIELDS = (
+        "bundle_id",
+        "version",
+        "description",
+        "notes",
+        "manifest",
+        "manifest_sha256",
+        "signature",
+        "signing_key_id",
+    )
 
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="versions")
     version = models.CharField(max_length=64, validators=[validate_semver])
@@ -242,6 +251,14 @@ class BundleVersion(PublishedImmutable):
     catalog_reviewed_at = models.DateTimeField(null=True, blank=True)
     catalog_reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # What the publisher signed (catalog.manifest), set when the version is published, or
+    # when it is loaded with a signature made elsewhere; part of the published content.
+    manifest = models.TextField(blank=True, help_text="The signed manifest, canonical JSON.")
+    manifest_sha256 = models.CharField(max_length=64, blank=True)
+    signature = models.CharField(max_length=88, blank=True, help_text="Base64 Ed25519.")
+    signing_key = models.ForeignKey(
+        "PublisherKey", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
     class Meta:

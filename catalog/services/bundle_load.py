@@ -33,6 +33,12 @@ from catalog.models import (
 from pixie.audit import audited
 
 from .publishing import bundle_version_publish, tool_slugs
+from .signing import (
+    carried_signature_fields,
+    carried_signature_problems,
+    publisher_key_ensure,
+    signature_file_of,
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,7 @@ def bundle_spec_of(bundle_version: BundleVersion) -> BundleSpec:
     )
     files = skill_files_of([e.skill_version_id for e in entries])
     return BundleSpec(
+        signature=signature_file_of(bundle_version),
         slug=bundle_version.bundle.slug,
         name=bundle_version.bundle.name,
         version=bundle_version.version,
@@ -208,6 +215,8 @@ def bundle_load_check(spec: BundleSpec) -> BundleLoadCheck:
             "give the changed bundle a new version"
         )
     resolution = _resolve(spec, problems)
+    if spec.signature is not None:
+        problems.extend(carried_signature_problems(spec, spec.signature))
     return BundleLoadCheck(problems=problems, existing=existing, resolution=resolution)
 
 
@@ -266,6 +275,7 @@ def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, i
         slug=spec.publisher,
         defaults={"name": spec.publisher.replace("-", " ").title(), "kind": "operator"},
     )
+    publisher_key_ensure(publisher=publisher)
     bundle, _ = Bundle.objects.get_or_create(
         slug=spec.slug,
         defaults={"name": spec.name, "description": spec.description, "publisher": publisher},
@@ -274,7 +284,12 @@ def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, i
         bundle.name, bundle.description = spec.name, spec.description
         bundle.save(update_fields=["name", "description"])
     bundle_version = BundleVersion.objects.create(
-        bundle=bundle, version=spec.version, description=spec.description, notes=spec.notes
+        bundle=bundle,
+        version=spec.version,
+        description=spec.description,
+        notes=spec.notes,
+        # Signed elsewhere and checked (bundle_load_check): the signature is kept as it came.
+        **(carried_signature_fields(spec.signature) if spec.signature else {}),
     )
     new = [s for s in spec.skills if s.slug not in resolution.reuse]
     packages = {

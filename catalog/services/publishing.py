@@ -17,6 +17,7 @@ from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 
 from .catalog_review import review_at_publish
+from .signing import SIGNATURE_FIELDS, bundle_version_sign
 
 
 def tool_slugs() -> set[str]:
@@ -93,7 +94,7 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
     with audited(actor=actor, comment=f"Published {bundle_version}"):
         locked = (
             BundleVersion.objects.select_for_update(of=("self",))
-            .select_related("bundle__publisher")
+            .select_related("bundle__publisher", "signing_key")
             .get(pk=bundle_version.pk)
         )
         if locked.status != Status.DRAFT:
@@ -107,6 +108,9 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
             raise ValidationFailed(
                 [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
             )
+        # Signed before anything is written: a refusal (a publisher that signs outside
+        # Pixie, with no signature carried) leaves the draft as it was.
+        bundle_version_sign(locked)
         review, flags, review_note = review_at_publish(bundle_version=locked)
         reversion.set_comment(f"{reversion.get_comment()}; {review_note}")
         now = timezone.now()
@@ -132,6 +136,7 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
                 "catalog_review",
                 "catalog_review_flags",
                 "catalog_reviewed_at",
+                *SIGNATURE_FIELDS,
             ]
         )
         return locked

@@ -26,6 +26,7 @@ from catalog.models import (
     WorkspaceSkill,
 )
 from catalog.selectors import visible_versions
+from catalog.services.signing import signature_summary, signature_words
 from catalog.skill_files_display import file_mode, file_rows
 from egress.models import CredentialRequirement
 from pixie.admin_pages import WorkspacePages
@@ -39,6 +40,7 @@ from pixie.admin_scoping import (
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
 
+from .plan_apply import SIGNED_KINDS
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .repoint import progress_of, repoint_backlog, repoint_create
@@ -208,7 +210,11 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
 
     def _plan(self, request, plan_id) -> Plan:
         plans = self.get_queryset(request).select_related(
-            "bundle_version__bundle", "installation__bundle_version", "created_by", "decided_by"
+            "bundle_version__bundle__publisher",
+            "bundle_version__signing_key",
+            "installation__bundle_version",
+            "created_by",
+            "decided_by",
         )
         return self.page_object(request, plan_id, plans)
 
@@ -283,6 +289,11 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 else None
             ),
             is_owner=role == Membership.Role.OWNER,
+            signature=(
+                signature_words(signature_summary(plan.bundle_version))
+                if plan.bundle_version_id and plan.kind in SIGNED_KINDS
+                else ""
+            ),
         )
 
     def skill_view(self, request, plan_id, slug):

@@ -30,7 +30,11 @@ from .serializers import (
 
 def plans_of(workspace):
     return Plan.objects.filter(workspace=workspace).select_related(
-        "bundle_version__bundle", "installation__bundle", "created_by", "decided_by"
+        "bundle_version__bundle__publisher",
+        "bundle_version__signing_key",
+        "installation__bundle",
+        "created_by",
+        "decided_by",
     )
 
 

@@ -24,6 +24,7 @@ from catalog.services.revision_files import (
     revision_files_from_listing,
     revision_files_from_versions,
 )
+from catalog.services.signing import ContentNotAsSigned, Verified, bundle_version_verify
 from egress.models import CredentialRequirement, EgressRule
 from pixie.audit import audited
 from pixie.faults import InjectedFault, checkpoint
@@ -43,7 +44,7 @@ class ApplyRefused(Exception):
 
 def failure_words(plan_id: int, exc: Exception) -> str:
     """What an owner reads when an apply fails: never the raw exception (that is logged)."""
-    if isinstance(exc, ApplyRefused | InjectedFault):
+    if isinstance(exc, ApplyRefused | ContentNotAsSigned | InjectedFault):
         why = str(exc)
     elif isinstance(exc, IntegrityError):
         why = "something it would add is already in the workspace"
@@ -74,6 +75,10 @@ def plan_apply(*, plan_id: int) -> str:
             if why_stale:
                 _finish(plan, Plan.State.STALE, why_stale)
                 return Plan.State.STALE
+            if plan.kind in SIGNED_KINDS:
+                # What is applied must be what the publisher signed, read inside this
+                # transaction: a row changed behind Pixie's back stops the apply here.
+                _check_signed(plan, bundle_version_verify(bundle_version=plan.bundle_version))
             with audited(actor=plan.decided_by, comment=f"Applied plan #{plan.pk}", plan=plan):
                 _apply_steps(plan)
                 checkpoint("plan.apply.finish")
@@ -85,6 +90,39 @@ def plan_apply(*, plan_id: int) -> str:
         logger.exception("Plan #%s failed to apply", plan_id)
         plan_mark_failed(plan_id=plan_id, error=failure_words(plan_id, exc))
         return Plan.State.FAILED
+
+
+# The kinds of plan that bring a bundle version's content into the workspace.
+SIGNED_KINDS = (Plan.Kind.INSTALL, Plan.Kind.UPGRADE, Plan.Kind.ROLLBACK)
+
+
+def _check_signed(plan: Plan, verified: Verified) -> None:
+    """The plan's steps bring only what the verified version holds: its skill versions with
+    their bodies (a merge's body is the plan's own), its hosts and its credential names."""
+    signer = verified.bundle_version.bundle.publisher.name
+    bodies = verified.bodies
+    for step in (s for s in plan.steps if "skill_version_id" in s):
+        slug = step.get("catalog_slug") or step.get("slug", "")
+        if step["skill_version_id"] not in bodies:
+            raise ContentNotAsSigned(f"@{slug} is not among the skills {signer} signed")
+        brings_catalog_body = step["type"] == "skill.create" or (
+            step["type"] in ("skill.update", "skill.fork")
+            and step.get("choice", "take") == "take"
+        )
+        if brings_catalog_body and step.get("body") != bodies.get(step["skill_version_id"]):
+            raise ContentNotAsSigned(
+                f"the content of @{slug} does not match what {signer} signed (SKILL.md)"
+            )
+    for step in _of(plan, "egress.add"):
+        if (step["host"], step["port"]) not in verified.hosts:
+            raise ContentNotAsSigned(
+                f"the host {step['host']}:{step['port']} is not among the hosts {signer} signed"
+            )
+    for step in _of(plan, "credential.require"):
+        if step["name"] not in verified.credentials:
+            raise ContentNotAsSigned(
+                f"the credential {step['name']} is not among the credentials {signer} signed"
+            )
 
 
 def _finish(plan: Plan, status: str, error: str) -> None:

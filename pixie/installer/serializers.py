@@ -1,10 +1,14 @@
 """Plans and installations as the API shows them, and what asking for a plan takes."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog.api.serializers import SignatureSerializer
 from catalog.models import Generation, Installation, Plan
+from catalog.services.signing import signature_summary
 from pixie.api import StrictSerializer
 
+from .plan_apply import SIGNED_KINDS
 from .plan_core import FORK_CHOICES
 from .repoint import progress_of
 from .steps import Step
@@ -67,6 +71,7 @@ class PlanSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     generation = serializers.SerializerMethodField()
     steps = serializers.SerializerMethodField()
+    signature = serializers.SerializerMethodField()
 
     class Meta:
         model = Plan
@@ -77,6 +82,7 @@ class PlanSerializer(serializers.ModelSerializer):
             "progress",
             "bundle",
             "version",
+            "signature",
             "generation",
             "summary",
             "expands_reach",
@@ -100,6 +106,13 @@ class PlanSerializer(serializers.ModelSerializer):
 
     def get_progress(self, plan) -> dict | None:
         return progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None
+
+    @extend_schema_field(SignatureSerializer(allow_null=True))
+    def get_signature(self, plan) -> dict | None:
+        """Who signed the version the plan brings (checked again when it is applied)."""
+        if not plan.bundle_version_id or plan.kind not in SIGNED_KINDS:
+            return None
+        return SignatureSerializer(signature_summary(plan.bundle_version)).data
 
     def get_bundle(self, plan) -> str | None:
         if plan.bundle_version_id:

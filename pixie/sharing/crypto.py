@@ -8,27 +8,30 @@ only the recipient's private key opens it. Signing the recipient and the
 message id with the body means a recipient cannot forward a letter to someone
 else as if it had been addressed to them, nor re-send it under a new id.
 
-Private keys are stored wrapped (SecretBox) under settings.PIXIE_KEY_ENCRYPTION_KEY,
+Private keys are stored wrapped under settings.PIXIE_KEY_ENCRYPTION_KEY (pixie.keys),
 which lives in the environment, not in the database beside the ciphertext.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass
 
-import nacl.encoding
 import nacl.exceptions
-import nacl.hash
-import nacl.secret
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from nacl.signing import SigningKey, VerifyKey
 
-KEY_BYTES = 32
+# Key encoding and wrapping are the kernel's (pixie.keys); re-exported for sharing's modules.
+from pixie.keys import (  # noqa: F401
+    KEY_BYTES,
+    b64,
+    key_fingerprint,
+    key_from_b64,
+    server_tag,
+    unwrap_private,
+    wrap_private,
+)
+
 SIGNATURE_BYTES = 64
 SENDER_FIELDS = frozenset({"name", "workspace", "boxKey", "signingKey", "inboxUrl"})
 LETTER_FIELDS = frozenset({"id", "to", "from", "sentAt", "body"})
@@ -58,27 +61,9 @@ class Letter:
     body: str
 
 
-def b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode("ascii")
-
-
-def key_from_b64(text: object) -> bytes | None:
-    """The 32-byte key that ``text`` encodes in standard base64, or None."""
-    if not isinstance(text, str) or len(text) != 44:
-        return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return raw if len(raw) == KEY_BYTES else None
-
-
 def fingerprint(signing_public: bytes, box_public: bytes) -> str:
     """A short string two people can compare to know they hold the same card."""
-    digest = nacl.hash.blake2b(
-        signing_public + box_public, digest_size=10, encoder=nacl.encoding.HexEncoder
-    ).decode()
-    return " ".join(digest[i : i + 4] for i in range(0, len(digest), 4))
+    return key_fingerprint(signing_public, box_public)
 
 
 def sender_tag(signing_public: bytes) -> str:
@@ -88,14 +73,7 @@ def sender_tag(signing_public: bytes) -> str:
     can count, block and find a sender's messages while a copy of the database
     alone does not say who sent them.
     """
-    key = _wrapping_key()
-    return nacl.hash.blake2b(
-        signing_public,
-        key=key,
-        person=b"pixie-sender",
-        digest_size=16,
-        encoder=nacl.encoding.HexEncoder,
-    ).decode()
+    return server_tag(signing_public, person=b"pixie-sender")
 
 
 def new_key_pairs() -> KeyPairs:
@@ -107,34 +85,6 @@ def new_key_pairs() -> KeyPairs:
         signing_public=bytes(signing.verify_key),
         signing_seed=bytes(signing),
     )
-
-
-def _wrapping_box() -> nacl.secret.SecretBox:
-    return nacl.secret.SecretBox(_wrapping_key())
-
-
-def _wrapping_key() -> bytes:
-    key = key_from_b64(settings.PIXIE_KEY_ENCRYPTION_KEY)
-    if key is None:
-        raise ImproperlyConfigured(
-            "PIXIE_KEY_ENCRYPTION_KEY must be set to the base64 of 32 random bytes "
-            "(`openssl rand -base64 32`) for workspaces to send or receive messages."
-        )
-    return key
-
-
-def wrap_private(raw: bytes) -> bytes:
-    return bytes(_wrapping_box().encrypt(raw))
-
-
-def unwrap_private(wrapped: bytes) -> bytes:
-    try:
-        return _wrapping_box().decrypt(bytes(wrapped))
-    except nacl.exceptions.CryptoError:
-        raise ImproperlyConfigured(
-            "A workspace's private keys do not open with PIXIE_KEY_ENCRYPTION_KEY; "
-            "it must be the key they were stored under."
-        ) from None
 
 
 def seal(
