@@ -24,6 +24,7 @@ STEPS = [
     ("repoint.py", ["1000", "10000", "30000"]),
     ("sharing.py", ["--import"]),
     ("skill_files.py", []),
+    ("signing.py", []),
     ("history.py", []),
     ("audit_log.py", []),
     ("admin_pages.py", []),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from pixie.admin_pages import AdminPages
 from pixie.errors import PixieError
@@ -20,13 +21,15 @@ class PublisherKeyPages(AdminPages):
     def key_urls(self):
         return [
             self.page_path(
-                "<int:publisher_id>/keys/new/", self.key_new_view, "catalog_publisher_key_new",
-                post_only=True,
+                "<int:publisher_id>/keys/new/", self.key_new_view, "catalog_publisher_key_new"
             ),
-        ]  # fmt: skip
+        ]
 
     def key_new_view(self, request, publisher_id):
-        operators_only(request)
+        operators_only(request)  # before the method: others learn nothing of the page
+        return require_POST(self._key_new)(request, publisher_id)
+
+    def _key_new(self, request, publisher_id):
         publisher = get_object_or_404(self.get_queryset(request), pk=publisher_id)
         public_key = request.POST.get("public_key", "").strip() or None
         try:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from nacl.signing import SigningKey
 from reversion.models import Revision, Version
 
 from agents.models import Agent, AgentSkill
@@ -33,6 +34,7 @@ from catalog.services.catalog_review import (
     publisher_trust,
 )
 from catalog.services.publishing import skill_package_create, skill_version_publish
+from catalog.services.signing import publisher_key_register, publisher_key_rotate
 from catalog.services.workspace_skills import (
     skill_create,
     skill_edit,
@@ -43,6 +45,7 @@ from catalog.services.workspace_skills import (
 from egress.services import credential_confirm
 from pixie.installer.plans import plan_approve, plan_create, plan_reject
 from pixie.installer.repoint import repoint_create
+from pixie.keys import b64
 from pixie.models import AuditEntry, Workspace
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
@@ -237,6 +240,11 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a publisher trusted", lambda: publisher_trust(
             publisher=Publisher.objects.get(pk=pending.bundle.publisher_id), trusted=True,
             actor=operator), []),
+        ("a key rotated", lambda: publisher_key_rotate(
+            publisher=Publisher.objects.get(pk=pending.bundle.publisher_id), actor=operator), []),
+        ("a key registered", lambda: publisher_key_register(
+            slug="northwind", name="Northwind Labs", actor=operator,
+            public_key=b64(bytes(SigningKey.generate().verify_key))), []),
         ("a contact", lambda: state.update(contact=to_initech()), []),
         ("a text sent", text, []),
         ("a delivery", lambda: message_deliver(message_pk=state["sent"].pk, final_attempt=True),

@@ -151,6 +151,7 @@ ADMIN_NAMED = {
     "catalog_bundleversion_approve": "operator_post",
     "catalog_bundleversion_refuse": "operator_post",
     "catalog_publisher_trust": "operator_post",
+    "catalog_publisher_key_new": "operator_post",
 }
 # What auditors read of the operators' models (catalog.roles.auditors_group_ensure).
 AUDITED_MODELS = {
