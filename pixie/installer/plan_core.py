@@ -415,6 +415,14 @@ def _sides(skill) -> dict:
     }
 
 
+# What a fork's reason says of the choice the plan was computed with.
+FORK_OUTCOME = {
+    "keep": "your version is kept unless you choose otherwise",
+    "take": "the new version replaces yours, which stays in the skill's history",
+    "merge": "your edits and the new version's are merged, yours staying in the skill's history",
+}
+
+
 def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
     """Base (the version the fork came from), yours and new, merged field by field:
     changed on one side only, that side wins; changed alike, that; changed apart, a
@@ -459,8 +467,8 @@ def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
         "merged_size": size_facts(merged_body) if merged_body is not None else None,
         "choices": offered,
         "choice": choice,
-        "reason": "you edited this skill since it came from the bundle; your version is kept "
-        "unless you choose otherwise"
+        "reason": "you edited this skill since it came from the bundle; "
+        + FORK_OUTCOME[choice]
         + (
             f"; merge is not offered: {', '.join(conflicts)} changed both here and in the "
             "catalog"

@@ -121,6 +121,9 @@ def test_each_fork_choice_applies_as_chosen(
     )  # fmt: skip
     fork = steps_of(plan, "skill.fork")[0]
     assert "merge" in fork["choices"], fork["merge_text"]
+    # Its reason speaks of the choice made, not of keeping yours whatever was chosen.
+    outcome = {"keep": "is kept unless", "take": "replaces yours", "merge": "are merged"}
+    assert outcome[choice] in fork["reason"], fork["reason"]
     plan = approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
     assert plan.status == Plan.State.APPLIED, plan.error
     chase.refresh_from_db()
