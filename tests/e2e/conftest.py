@@ -98,12 +98,17 @@ class Person:
         self.refused.add(self.base + path)
         return self.page.goto(self.base + path).status
 
-    def login(self, password=PASSWORD):
-        self.go("/admin/login/?next=/admin/")
+    def login(self, password=PASSWORD, start="/admin/"):
+        """Log in through the admin's form as a person who opened ``start``: the admin
+        index, or "/" (the site), which sends them on to where Pixie starts them."""
+        self.go("/admin/login/?next=/admin/" if start == "/admin/" else start)
         self.page.get_by_label("Username").fill(self.username)
         self.page.get_by_label("Password").fill(password)
         self.page.get_by_role("button", name="Log in").click()
-        self.page.wait_for_url(self.base + "/admin/")
+        if start == "/admin/":
+            self.page.wait_for_url(self.base + "/admin/")
+        else:
+            self.page.wait_for_url(lambda url: "/admin/login/" not in url)
         return self
 
     def shot(self, name):
@@ -119,8 +124,8 @@ def person(chromium, live_server):
     """person(user) -> a logged-in browser tab; every tab must end without console errors."""
     people = []
 
-    def open_tab(user, password=PASSWORD):
-        tab = Person(chromium, live_server, user.username).login(password)
+    def open_tab(user, password=PASSWORD, start="/admin/"):
+        tab = Person(chromium, live_server, user.username).login(password, start)
         people.append(tab)
         return tab
 

@@ -4,8 +4,9 @@ to a server error or a refusal.
 
 The pages are the permission matrix's own (every admin URL pattern, filled from
 tests/reliability/world.py), so a page added to the admin is crawled here too. The
-default run reads the owner's and the operator's pages in both themes, the member's in
-the light one, and in the light one the pages only a superuser reaches; its links are
+default run reads the owner's and the operator's pages in both themes, the member's and
+another workspace's owner's (the world's stranger) in the light one, the auditor's in the
+dark one, and in the light one the pages only a superuser reaches; its links are
 followed once per path. PIXIE_HEAVY=1 reads every role's every page in both themes and
 follows every link.
 """
@@ -28,13 +29,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
 THEMES = ("light", "dark")
-ROLES = ["owner", "operator", "member", "auditor", "superuser"]
+ROLES = ["owner", "operator", "member", "auditor", "stranger", "superuser"]
 # role -> the themes its pages are read in, by default
 DEFAULT_THEMES = {
     "owner": THEMES,
     "operator": THEMES,
     "member": ("light",),
     "auditor": ("dark",),  # the read-only catalog and workspace pages, in the other theme
+    "stranger": ("light",),  # another workspace's owner: its own pages, none of acme's
     "superuser": ("light",),
 }
 SERIOUS = {"serious", "critical"}

@@ -1,8 +1,9 @@
 """From login to an approved install and to an approved upgrade with a merge, from the
 workspace home, in Chromium, counting the clicks; the home read by a member offers
-nothing; both themes pass axe."""
+nothing; both themes pass axe; a plan approved with the keyboard alone."""
 
 import pytest
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from catalog.models import Installation, Plan, WorkspaceSkill
@@ -20,12 +21,13 @@ def test_an_owner_installs_then_upgrades_with_a_merge_from_the_workspace_home(
     for user in (owner, member):
         user.is_staff = True
         user.save()
-    tab = person(owner)  # the login: its click is the first
+    # The owner opens the site ("/", also the admin's View site) and logs in: that click
+    # is the first, and it lands on the workspace home.
+    tab = person(owner, start="/")
     page = tab.page
     clicks = 1
     with task_worker():
-        # "/" (View site) leads to the home; the index lists it too.
-        tab.go("/")
+        assert page.url == tab.base + reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
         expect(page.locator("#dashboard-catalog")).to_contain_text("Accounts Receivable")
         axe_both_themes(tab, "workspace-home")
         page.get_by_role("button", name="Install Accounts Receivable 2.2.0").click()
@@ -68,10 +70,9 @@ def test_an_owner_upgrades_with_a_merge_in_five_clicks(
         assert plan.status == Plan.State.APPLIED, plan.error
         chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
         skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\n" + OWN_LINE)
-        tab = person(owner)
+        tab = person(owner, start="/")  # opens the site and logs in: lands on the home
         page = tab.page
         clicks = 1  # the login
-        tab.go("/")
         page.get_by_role("button", name="Plan the upgrade to 2.2.0").click()
         clicks += 1
         fork = page.locator("#group-forks")
@@ -91,3 +92,29 @@ def test_an_owner_upgrades_with_a_merge_in_five_clicks(
     chase.refresh_from_db()
     assert OWN_LINE in chase.head.body and "@payment-plan" in chase.head.body
     assert clicks <= 5, clicks
+
+
+def test_an_owner_approves_a_plan_with_the_keyboard_alone(
+    acme, owner, demo_catalog, person, task_worker
+):
+    """From the top of the plan page, Tab reaches Approve and Enter approves it."""
+    from pixie.installer.plans import plan_create
+
+    owner.is_staff = True
+    owner.save()
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    with task_worker():
+        tab = person(owner)
+        page = tab.page
+        tab.go(f"/admin/catalog/plan/{plan.pk}/review/")
+        presses = 0
+        while page.evaluate("document.activeElement.id") != "approve" and presses < 300:
+            page.keyboard.press("Tab")
+            presses += 1
+        assert page.evaluate("document.activeElement.id") == "approve", presses
+        page.keyboard.press("Enter")
+        expect(page.locator("#plan-status")).to_have_text("Applied", timeout=60_000)
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLIED and plan.decided_by == owner
