@@ -50,6 +50,7 @@ from .models import (
 )
 from .services import skill_version_publish
 from .services.catalog_review import review_queue
+from .services.findings import bundle_version_findings
 from .services.publishing import skill_package_check, skill_package_create
 from .services.signing import publisher_key_ensure, signature_summary, signature_words
 
@@ -476,6 +477,8 @@ class BundleVersionAdmin(
             extra.update(bundle_files_context(bundle_version))
             # Publish and Yank (a confirmation first) for whoever may run the actions.
             extra["can_release"] = "publish" in self.get_actions(request)
+            extra["findings"] = bundle_version_findings(bundle_version)
+            extra["findings_reason"] = bundle_version.findings_override_reason
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
     def has_change_permission(self, request, obj=None):

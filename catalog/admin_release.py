@@ -18,6 +18,7 @@ from pixie.errors import PixieError
 
 from .models import Status
 from .services import bundle_version_publish, bundle_version_yank
+from .services.findings import bundle_version_findings
 from .services.publishing import YANK_REASON_MAX
 
 
@@ -51,7 +52,11 @@ class ReleaseActions:
         for version in versions:
             try:
                 if action == "publish":
-                    bundle_version_publish(bundle_version=version, actor=request.user)
+                    bundle_version_publish(
+                        bundle_version=version,
+                        actor=request.user,
+                        findings_override=request.POST.get("override", ""),
+                    )
                 else:
                     bundle_version_yank(bundle_version=version, actor=request.user, reason=reason)
                 done.append(version)
@@ -67,7 +72,16 @@ class ReleaseActions:
         impact = self.release_impact(versions) if self.release_impact else {}
         movable = Status.DRAFT if action == "publish" else Status.PUBLISHED
         rows = [
-            {"version": v, "impact": impact.get(v.pk), "ready": v.status == movable}
+            {
+                "version": v,
+                "impact": impact.get(v.pk),
+                "ready": v.status == movable,
+                "findings_id": f"findings-{v.pk}",
+                # What a person should weigh in its skills' text, before it is published.
+                "findings": bundle_version_findings(v)
+                if action == "publish" and v.status == movable
+                else [],
+            }
             for v in versions
         ]
         context = {
@@ -78,6 +92,8 @@ class ReleaseActions:
             "rows": rows,
             "reason": reason,
             "reason_max": YANK_REASON_MAX,
+            "override": request.POST.get("override", ""),
+            "refusing": any(f["severity"] == "refuse" for row in rows for f in row["findings"]),
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/catalog/bundleversion/release.html", context)

@@ -369,6 +369,9 @@ PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8
 # refused with a message naming the limit. Generous: the largest published skills
 # we could find are far below them (docs/SKILL_FORMAT.md).
 PIXIE_SKILL_FILE_MAX_BYTES = int(os.environ.get("PIXIE_SKILL_FILE_MAX_BYTES", str(16 << 20)))
+# Guardrail rules an operator adds to Pixie's own (catalog/finding_rules.toml): a TOML
+# file of [[rule]] tables with id, pattern, message (docs/SECURITY.md, Findings).
+PIXIE_FINDING_RULES_FILE = os.environ.get("PIXIE_FINDING_RULES_FILE", "")
 PIXIE_SKILL_MAX_FILES = int(os.environ.get("PIXIE_SKILL_MAX_FILES", "2000"))
 PIXIE_BUNDLE_MAX_BYTES = int(os.environ.get("PIXIE_BUNDLE_MAX_BYTES", str(256 << 20)))
 # Entries (files and folders) in a bundle uploaded as an archive in the admin.

@@ -12,6 +12,7 @@ from catalog.models import (
     Status,
 )
 from catalog.selectors import bundle_version_contents, latest_published
+from catalog.services.findings import bundle_version_findings
 from catalog.services.signing import signature_summary
 from catalog.skill_files_display import file_rows, size_of, skill_md_bytes, totals_of
 from catalog.validators import version_key
@@ -29,6 +30,23 @@ class PublisherSerializer(serializers.Serializer):
 
 
 REVIEW_FIELDS = ["catalog_review", "catalog_review_reason"]
+
+
+class FindingSerializer(serializers.Serializer):
+    """Something a person should weigh in a skill's text before approving (catalog.findings)."""
+
+    kind = serializers.ChoiceField(
+        choices=["hidden_text", "undeclared_host", "undeclared_credential", "guardrail"]
+    )
+    severity = serializers.ChoiceField(
+        choices=["refuse", "warning", "info"],
+        help_text="refuse: stops publishing unless an operator overrides with a reason.",
+    )
+    skill = serializers.CharField(help_text="The skill's slug.")
+    file = serializers.CharField(help_text="SKILL.md, or a Markdown file beside it.")
+    line = serializers.IntegerField()
+    excerpt = serializers.CharField(help_text="The text around it, hidden characters shown.")
+    message = serializers.CharField()
 
 
 class SignatureSerializer(serializers.Serializer):
@@ -169,6 +187,7 @@ class BundleVersionHeadSerializer(serializers.ModelSerializer):
     name = serializers.CharField(source="bundle.name")
     publisher = PublisherSerializer(source="bundle.publisher")
     signature = serializers.SerializerMethodField()
+    findings = serializers.SerializerMethodField()
 
     class Meta:
         model = BundleVersion
@@ -185,7 +204,14 @@ class BundleVersionHeadSerializer(serializers.ModelSerializer):
             *REVIEW_FIELDS,
             "catalog_review_flags",
             "signature",
+            "findings",
+            "findings_override_reason",
         ]
+
+    @extend_schema_field(FindingSerializer(many=True))
+    def get_findings(self, bundle_version) -> list[dict]:
+        """What a person should weigh in the skills' text (scanned at publish)."""
+        return bundle_version_findings(bundle_version)
 
     @extend_schema_field(SignatureSerializer)
     def get_signature(self, bundle_version) -> dict:

@@ -260,6 +260,14 @@ class BundleVersion(PublishedImmutable):
     signing_key = models.ForeignKey(
         "PublisherKey", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # What a person should weigh in the skills' text (catalog.findings), scanned when the
+    # version is published; not content: a later rule set may scan it again.
+    findings = models.JSONField(null=True, blank=True, editable=False)
+    findings_override_reason = models.CharField(
+        max_length=DESCRIPTION_MAX,
+        blank=True,
+        help_text="Why an operator published it despite findings that refuse publishing.",
+    )
 
     class Meta:
         ordering = ["bundle__name", "-created_at"]

@@ -220,7 +220,9 @@ def bundle_load_check(spec: BundleSpec) -> BundleLoadCheck:
     return BundleLoadCheck(problems=problems, existing=existing, resolution=resolution)
 
 
-def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoadResult:
+def bundle_load(
+    *, spec: BundleSpec, actor, publish: bool = False, findings_override: str = ""
+) -> BundleLoadResult:
     """Write a parsed bundle folder into the catalog, all of it or nothing.
 
     Loading the same folder twice changes nothing; a version that exists with
@@ -241,7 +243,9 @@ def bundle_load(*, spec: BundleSpec, actor, publish: bool = False) -> BundleLoad
             bundle_version = existing
         published = False
         if publish and bundle_version.status == Status.DRAFT:
-            bundle_version = bundle_version_publish(bundle_version=bundle_version, actor=actor)
+            bundle_version = bundle_version_publish(
+                bundle_version=bundle_version, actor=actor, findings_override=findings_override
+            )
             published = True
     return BundleLoadResult(
         bundle_version=bundle_version,

@@ -14,9 +14,11 @@ from catalog.models import (
     Tool,
 )
 from pixie.audit import audited
-from pixie.errors import StateError, ValidationFailed
+from pixie.errors import PermissionRefused, StateError, ValidationFailed
+from pixie.permissions import is_operator
 
 from .catalog_review import review_at_publish
+from .findings import bundle_version_scan, finding_line, refusing
 from .signing import SIGNATURE_FIELDS, bundle_version_sign
 
 
@@ -84,8 +86,14 @@ def bundle_version_problems(bundle_version: BundleVersion) -> list[str]:
     return problems
 
 
-def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVersion:
+def bundle_version_publish(
+    *, bundle_version: BundleVersion, actor, findings_override: str = ""
+) -> BundleVersion:
     """Publish a draft, and the draft skill versions it names, as one act.
+
+    Its skills' text is scanned (catalog.findings) and the findings kept with it; hidden
+    text that refuses publishing (tag characters, bidirectional overrides) stops it,
+    unless an operator overrides with a reason (``findings_override``), recorded.
 
     Whether other workspaces see it is the catalog review's (catalog_review):
     at once for an operator's or a trusted publisher's version, after an operator's
@@ -108,6 +116,8 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
             raise ValidationFailed(
                 [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
             )
+        findings = bundle_version_scan(locked)
+        override = _findings_override(findings, findings_override, actor, locked)
         # Signed before anything is written: a refusal (a publisher that signs outside
         # Pixie, with no signature carried) leaves the draft as it was.
         bundle_version_sign(locked)
@@ -128,6 +138,8 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
         locked.catalog_review = review
         locked.catalog_review_flags = flags
         locked.catalog_reviewed_at = now if review == CatalogReview.APPROVED else None
+        locked.findings = findings
+        locked.findings_override_reason = override
         locked.save(
             update_fields=[
                 "status",
@@ -136,10 +148,41 @@ def bundle_version_publish(*, bundle_version: BundleVersion, actor) -> BundleVer
                 "catalog_review",
                 "catalog_review_flags",
                 "catalog_reviewed_at",
+                "findings",
+                "findings_override_reason",
                 *SIGNATURE_FIELDS,
             ]
         )
         return locked
+
+
+OVERRIDE_REASON_MAX = BundleVersion._meta.get_field("findings_override_reason").max_length
+
+
+def _findings_override(findings: list[dict], reason: str, actor, bundle_version) -> str:
+    """The override reason kept with the version, or the refusal: findings that refuse
+    publishing need an operator's reason (a command's system user is the operator's)."""
+    refused = refusing(findings)
+    reason = (reason or "").strip()
+    if not refused:
+        return ""
+    if not reason:
+        raise ValidationFailed(
+            [f"{bundle_version} cannot be published: {finding_line(f)}" for f in refused]
+            + ["An operator may publish it anyway, giving the reason (it is recorded)"],
+            code="findings_refused",
+        )
+    if actor is not None and actor.is_active and not is_operator(actor):
+        raise PermissionRefused("Only an operator may publish a version despite its findings.")
+    if len(reason) > OVERRIDE_REASON_MAX:
+        raise ValidationFailed(
+            f"The reason is {len(reason)} characters; at most {OVERRIDE_REASON_MAX}."
+        )
+    reversion.set_comment(
+        f"{reversion.get_comment()}; published despite {len(refused)} refusing finding(s): "
+        f"{reason}"
+    )
+    return reason
 
 
 YANK_REASON_MAX = BundleVersion._meta.get_field("yank_reason").max_length

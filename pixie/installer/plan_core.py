@@ -20,6 +20,7 @@ from catalog.content_diff import (
     frontmatter_text,
     line_diff,
 )
+from catalog.findings import count_words, scan_skill
 from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS, skill_size
 from pixie.namespace import apply_rename, make_slug, parse_mentions
 
@@ -34,6 +35,7 @@ from .steps import (
     AgentUnresolved,
     ApprovalRule,
     BundleSize,
+    FindingStep,
     SkillFork,
     SkillRemove,
     SkillReslug,
@@ -64,6 +66,8 @@ class BundleState:
     skills: tuple[CatalogSkill, ...]
     hosts: tuple[tuple[str, int, str], ...]  # host, port, purpose
     credentials: tuple[tuple[str, str, str], ...]  # name, host, purpose
+    # What its skills' text holds for a person to weigh (catalog.findings, as dicts).
+    findings: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ class PlanInputs:
     # The bodies those agents run, as they are, that mention a skill the plan removes:
     # agent id -> ((skill slug, the body it runs, runs the head), ...)
     mentions_removed: dict[int, tuple[tuple[str, str, bool], ...]] = field(default_factory=dict)
+    # The guardrail rules a merge's new text is scanned with (catalog.findings.Rule).
+    rules: tuple = ()
 
 
 @dataclass
@@ -563,7 +569,51 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
     steps.extend(_holder_steps(inputs, steps))
     steps.extend(_agent_steps(inputs, steps))
     steps.extend(_unresolved_steps(inputs, steps))
+    steps.extend(_finding_steps(inputs, steps))
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+
+
+def _finding_steps(inputs: PlanInputs, steps: list[Step]) -> list[FindingStep]:
+    """The findings in the text the plan brings: a skill it creates, updates or takes, as
+    the catalog version's scan found them; for a merge, its body scanned afresh (the merge
+    is new text) and the catalog's Markdown files' findings; nothing for a fork kept."""
+    if inputs.target is None:
+        return []
+    by_skill: dict[str, list[dict]] = {}
+    for finding in inputs.target.findings:
+        by_skill.setdefault(finding["skill"], []).append(finding)
+    found: list[FindingStep] = []
+    for step in steps:
+        choice = step.get("choice", "take")
+        if step["type"] not in ("skill.create", "skill.update", "skill.fork") or choice == "keep":
+            continue
+        catalog = by_skill.get(step["catalog_slug"], [])
+        if choice == "merge" and step.get("merged_body") is not None:
+            merged = scan_skill(
+                skill=step["catalog_slug"],
+                body=step["merged_body"],
+                hosts=(h for h, _port, _purpose in inputs.target.hosts),
+                credentials=(name for name, _host, _purpose in inputs.target.credentials),
+                rules=inputs.rules,
+            )
+            files = [f for f in catalog if f["file"] != "SKILL.md"]
+            catalog = [f.as_dict() for f in merged] + files
+        found += [_finding_step(finding, step["slug"]) for finding in catalog]
+    return found
+
+
+def _finding_step(finding: dict, slug: str) -> FindingStep:
+    return {
+        "type": "finding",
+        "kind": finding["kind"],
+        "severity": finding["severity"],
+        "slug": slug,
+        "file": finding["file"],
+        "line": finding["line"],
+        "excerpt": finding["excerpt"],
+        "message": finding["message"],
+        "reason": "found in the text this plan brings; a reader's aid, not a verdict",
+    }
 
 
 def _approval_steps(inputs: PlanInputs, steps: list[Step]) -> list[ApprovalRule]:
@@ -851,4 +901,7 @@ def summarize(steps: list[Step]) -> str:
         changes.append(f"keeps {_count(kept, 'fork')}")
     if by_type.get("egress.remove"):
         changes.append(f"removes {_count(by_type['egress.remove'], 'host')}")
-    return f"{reach}; {', '.join(changes) or 'changes no skills'}."
+    findings = count_words([s for s in steps if s["type"] == "finding"])
+    return f"{reach}; {', '.join(changes) or 'changes no skills'}" + (
+        f"; {findings}." if findings else "."
+    )

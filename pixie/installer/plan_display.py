@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from catalog.diff_display import aligned_three, file_views, side_by_side
+from catalog.findings import visible
 
 from .steps import Step
 
 GROUPS = [
+    ("findings", "Findings: read these before approving", ("finding",)),
     (
         "skills",
         "Skills",
@@ -36,7 +38,8 @@ def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
         members = [dict(step) for step in steps if step["type"] in types]
         for step in members:
             if step["type"] == "skill.update":
-                step["diff_html"] = side_by_side(step["old_body"], step["body"])
+                # Hidden characters written out, so a change made of them shows.
+                step["diff_html"] = side_by_side(visible(step["old_body"]), visible(step["body"]))
             if step["type"] in ("skill.update", "skill.fork"):
                 step["file_views"] = file_views(step.get("files", []))
             if step["type"] == "skill.fork":
@@ -54,10 +57,8 @@ def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
 def fork_views(step: dict) -> dict:
     """A fork's three texts aligned: base, yours and new, each region marked by who
     changed it (a conflict where both did differently), changed words marked."""
-    base = step.get("base_body") or ""
-    return {
-        "three_html": aligned_three(base, step.get("mine_body") or "", step.get("body") or "")
-    }
+    base, mine, new = (visible(step.get(k) or "") for k in ("base_body", "mine_body", "body"))
+    return {"three_html": aligned_three(base, mine, new)}
 
 
 # The steps after which a skill says something the plan chose: its page shows that text.

@@ -15,6 +15,7 @@ from django.db.models import CharField, F, Q, Value, prefetch_related_objects
 from django.db.models.functions import Coalesce
 
 from agents.models import Agent, AgentSkill
+from catalog.finding_rules import guardrail_rules
 from catalog.models import (
     BundleCredential,
     BundleHost,
@@ -26,6 +27,7 @@ from catalog.models import (
     WorkspaceSkill,
 )
 from catalog.selectors import CONTENTS, blob_texts
+from catalog.services.findings import bundle_version_findings
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plan_core import (
     BundleState,
@@ -52,6 +54,7 @@ def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | No
         skills=tuple(catalog_skill(entry.skill_version) for entry in version.skills.all()),
         hosts=tuple((h.host, h.port, h.purpose) for h in version.hosts.all()),
         credentials=tuple((c.name, c.host, c.purpose) for c in version.credentials.all()),
+        findings=tuple(bundle_version_findings(version)),
     )
 
 
@@ -215,6 +218,7 @@ def read_plan_inputs(
         # The mention check is the plan's, not the apply's (which re-reads to compare).
         runs=_runs(touched) if diffs else {},
         mentions_removed=_mentions_of(touched, removing) if diffs and removing else {},
+        rules=guardrail_rules() if diffs else (),
     )
     if diffs:
         inputs = _texts(inputs)

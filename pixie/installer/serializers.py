@@ -11,7 +11,7 @@ from pixie.api import StrictSerializer
 from .plan_apply import SIGNED_KINDS
 from .plan_core import FORK_CHOICES
 from .repoint import progress_of
-from .steps import Step
+from .steps import FindingStep, Step
 
 
 class PlanRequestSerializer(StrictSerializer):
@@ -72,6 +72,7 @@ class PlanSerializer(serializers.ModelSerializer):
     generation = serializers.SerializerMethodField()
     steps = serializers.SerializerMethodField()
     signature = serializers.SerializerMethodField()
+    findings = serializers.SerializerMethodField()
 
     class Meta:
         model = Plan
@@ -83,6 +84,7 @@ class PlanSerializer(serializers.ModelSerializer):
             "bundle",
             "version",
             "signature",
+            "findings",
             "generation",
             "summary",
             "expands_reach",
@@ -113,6 +115,10 @@ class PlanSerializer(serializers.ModelSerializer):
         if not plan.bundle_version_id or plan.kind not in SIGNED_KINDS:
             return None
         return SignatureSerializer(signature_summary(plan.bundle_version)).data
+
+    def get_findings(self, plan) -> list[FindingStep]:
+        """What a person should weigh in the text the plan brings: its ``finding`` steps."""
+        return [step for step in plan.steps if step["type"] == "finding"]
 
     def get_bundle(self, plan) -> str | None:
         if plan.bundle_version_id:

@@ -112,6 +112,20 @@ class SkillFork(_SkillChange):
     choice: Literal["keep", "take", "merge"]
 
 
+class FindingStep(TypedDict):
+    """Something a person should weigh in the text the plan brings (catalog.findings)."""
+
+    type: Literal["finding"]
+    kind: Literal["hidden_text", "undeclared_host", "undeclared_credential", "guardrail"]
+    severity: Literal["refuse", "warning", "info"]
+    slug: str  # the skill as it lands here
+    file: str
+    line: int
+    excerpt: str  # the text around it, hidden characters written out
+    message: str
+    reason: str
+
+
 class SkillRemove(TypedDict):
     type: Literal["skill.remove"]
     slug: str
@@ -308,6 +322,7 @@ Step = (
     | AgentPinned
     | RepointMove
     | RepointStay
+    | FindingStep
 )
 STEP_TYPES: dict[str, type] = {
     step.__annotations__["type"].__args__[0]: step for step in Step.__args__

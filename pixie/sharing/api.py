@@ -185,6 +185,7 @@ class ShareReview(SharingView, APIView):
                 for item in review.share.items
             ],
             "unresolved_mentions": review.unresolved,
+            "findings": review.findings,
             "can_import": review.can_import,
             "why_not": review.why_not or None,
             "outcome": _outcome(share_import.outcome) if share_import else None,

@@ -3,10 +3,12 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog.api.serializers import FindingSerializer
 from pixie.api import StrictSerializer
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact
 from pixie.sharing.services import OpenedMessage
+from pixie.sharing.shares import share_findings
 
 # --- requests ---------------------------------------------------------------------
 
@@ -100,6 +102,7 @@ class MessageSerializer(serializers.Serializer):
     share = serializers.SerializerMethodField()
     can_import = serializers.BooleanField()
     imported = serializers.SerializerMethodField()
+    findings = serializers.SerializerMethodField()
     delivery = serializers.CharField(source="message.delivery", allow_null=True)
     delivery_error = serializers.CharField(source="delivery_problem", allow_null=True)
 
@@ -124,6 +127,11 @@ class MessageSerializer(serializers.Serializer):
             },
             "linked_skills": opened.linked_count,
         }
+
+    @extend_schema_field(FindingSerializer(many=True))
+    def get_findings(self, opened: OpenedMessage) -> list[dict]:
+        """What a person should weigh in a share's text before importing it."""
+        return share_findings(opened.share) if opened.share is not None else []
 
     def get_imported(self, opened: OpenedMessage) -> bool:
         return opened.share_import is not None
@@ -157,6 +165,7 @@ class ReviewSerializer(serializers.Serializer):
     message = MessageSerializer()
     items = ItemSerializer(many=True)
     unresolved_mentions = serializers.ListField(child=serializers.CharField())
+    findings = FindingSerializer(many=True)
     can_import = serializers.BooleanField()
     why_not = serializers.CharField(allow_null=True)
     outcome = OutcomeSerializer(allow_null=True)

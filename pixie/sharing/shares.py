@@ -7,8 +7,10 @@ workspace's rows, call them, and write the result in one audited transaction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from catalog.finding_rules import guardrail_rules
+from catalog.findings import scan_skill
 from catalog.models import RevisionFile, SkillRevision, Tool, WorkspaceSkill
 from catalog.services.workspace_skills import NewSkill, skills_create
 from pixie.audit import audited
@@ -179,6 +181,19 @@ class Review:
     # What an import would do now (merge run on what the workspace holds, nothing
     # written): the skills it would add, those already here, and the renames.
     preview: dict | None = None
+    # What a person should weigh in the skills' text (catalog.findings).
+    findings: list[dict] = field(default_factory=list)
+
+
+def share_findings(share: Share) -> list[dict]:
+    """Findings in a share's skills: a share declares no hosts or credentials, so every
+    host and credential name its text holds is listed for the reader."""
+    rules = guardrail_rules()
+    return [
+        finding.as_dict()
+        for item in share.items
+        for finding in scan_skill(skill=item.id, body=item.detailed_body, rules=rules)
+    ]
 
 
 def share_review(*, workspace: Workspace, message: Message, role: str | None) -> Review:
@@ -197,7 +212,8 @@ def share_review(*, workspace: Workspace, message: Message, role: str | None) ->
         preview = outcome_dict(
             merge(opened.share, _LocalSkills(workspace, incoming), _tool_slugs())
         )
-    return Review(opened, opened.share, unresolved, not why_not, why_not, preview)
+    return Review(opened, opened.share, unresolved, not why_not, why_not, preview,
+                  share_findings(opened.share))  # fmt: skip
 
 
 @dataclass

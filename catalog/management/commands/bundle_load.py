@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.bundle_files import read_bundle_folder
 from catalog.services import bundle_load
+from catalog.services.findings import finding_line
 from pixie.actors import command_actor
 from pixie.errors import PixieError
 
@@ -12,13 +13,22 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", help="The bundle folder.")
         parser.add_argument("--publish", action="store_true", help="Publish it after loading.")
+        parser.add_argument(
+            "--override-findings",
+            metavar="REASON",
+            default="",
+            help="Publish despite findings that refuse publishing (hidden text), for this "
+            "reason, recorded with the version.",
+        )
         parser.add_argument("--user", help="Record the change as this user (default: system).")
 
-    def handle(self, *args, path, publish, user, **options):
+    def handle(self, *args, path, publish, user, override_findings, **options):
         actor = command_actor(user)
         try:
             spec = read_bundle_folder(path)
-            result = bundle_load(spec=spec, actor=actor, publish=publish)
+            result = bundle_load(
+                spec=spec, actor=actor, publish=publish, findings_override=override_findings
+            )
         except PixieError as exc:
             lines = getattr(exc, "problems", [exc.message])
             raise CommandError(
@@ -49,3 +59,5 @@ class Command(BaseCommand):
                 self.stdout.write(f"  held because {flag}")
         for notice in result.notices:
             self.stdout.write(f"  notice: {notice}")
+        for finding in version.findings or []:
+            self.stdout.write(f"  finding ({finding['severity']}): {finding_line(finding)}")
