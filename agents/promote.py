@@ -27,6 +27,7 @@ from catalog.models import (
 )
 from catalog.services.catalog_review import imitation_check
 from catalog.services.publishing import bundle_version_publish
+from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
 from catalog.validators import is_semver
 from egress.models import EgressRule
@@ -44,6 +45,7 @@ def workspace_publisher(workspace) -> Publisher:
         workspace=workspace,
         defaults={"slug": f"workspace-{workspace.slug}"[:64], "name": workspace.name},
     )
+    publisher_key_ensure(publisher=publisher)  # every publisher has its signing key
     return publisher
 
 
