@@ -372,6 +372,11 @@ PIXIE_SKILL_FILE_MAX_BYTES = int(os.environ.get("PIXIE_SKILL_FILE_MAX_BYTES", st
 # Guardrail rules an operator adds to Pixie's own (catalog/finding_rules.toml): a TOML
 # file of [[rule]] tables with id, pattern, message (docs/SECURITY.md, Findings).
 PIXIE_FINDING_RULES_FILE = os.environ.get("PIXIE_FINDING_RULES_FILE", "")
+# What one agent may load (its menu lines and skill bodies, estimated at 4 characters a
+# token) before a plan warns that it passes its context budget; 0 turns the check off.
+PIXIE_AGENT_CONTEXT_BUDGET_TOKENS = int(
+    os.environ.get("PIXIE_AGENT_CONTEXT_BUDGET_TOKENS", "32000")
+)
 PIXIE_SKILL_MAX_FILES = int(os.environ.get("PIXIE_SKILL_MAX_FILES", "2000"))
 PIXIE_BUNDLE_MAX_BYTES = int(os.environ.get("PIXIE_BUNDLE_MAX_BYTES", str(256 << 20)))
 # Entries (files and folders) in a bundle uploaded as an archive in the admin.

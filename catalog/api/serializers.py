@@ -36,7 +36,10 @@ class FindingSerializer(serializers.Serializer):
     """Something a person should weigh in a skill's text before approving (catalog.findings)."""
 
     kind = serializers.ChoiceField(
-        choices=["hidden_text", "undeclared_host", "undeclared_credential", "guardrail"]
+        choices=[
+            "hidden_text", "undeclared_host", "undeclared_credential", "guardrail",
+            "context_budget",
+        ]
     )
     severity = serializers.ChoiceField(
         choices=["refuse", "warning", "info"],

@@ -123,6 +123,10 @@ class PlanInputs:
     mentions_removed: dict[int, tuple[tuple[str, str, bool], ...]] = field(default_factory=dict)
     # The guardrail rules a merge's new text is scanned with (catalog.findings.Rule).
     rules: tuple = ()
+    # For the context budget: agent id -> skill slug -> (characters of the body it runs,
+    # characters of its menu line, 0 when not advertised); and the budget in tokens.
+    run_sizes: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    context_budget: int = 0
 
 
 @dataclass
@@ -569,8 +573,86 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
     steps.extend(_holder_steps(inputs, steps))
     steps.extend(_agent_steps(inputs, steps))
     steps.extend(_unresolved_steps(inputs, steps))
+    steps.extend(_context_steps(inputs, steps))
     steps.extend(_finding_steps(inputs, steps))
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
+
+
+def _tokens(chars: int) -> int:
+    return (chars + 3) // 4  # catalog.skill_content.skill_size's estimate
+
+
+def _context_steps(inputs: PlanInputs, steps: list[Step]) -> list[Step]:
+    """For each agent the plan touches, what it will load after the plan (its menu lines
+    and the skill bodies it runs) against the budget: a figure, and a finding when over.
+    Read from the sizes of what it runs now, changed by what the plan brings."""
+    if not inputs.context_budget:
+        return []
+    removed = {s["slug"] for s in steps if s["type"] == "skill.remove"}
+    latest: dict[str, str] = {}
+    for step in steps:
+        if step["type"] in ("skill.create", "skill.update"):
+            latest[step["slug"]] = step["body"]
+        elif step["type"] == "skill.fork" and step["choice"] != "keep":
+            merged = step["merged_body"] if step["choice"] == "merge" else None
+            latest[step["slug"]] = merged if merged is not None else step["body"]
+    catalog = {s.slug: s for s in inputs.target.skills} if inputs.target else {}
+    menus = {
+        step["slug"]: len(catalog[step["catalog_slug"]].name)
+        + len(catalog[step["catalog_slug"]].description)
+        for step in steps
+        if step["type"] == "skill.create" and step["catalog_slug"] in catalog
+    }
+    names = {agent_id: name for agent_id, (name, _running) in inputs.runs.items()}
+    added: dict[int, list[str]] = {}
+    for step in steps:
+        if step["type"] in ("agent.attach", "agent.gains"):
+            added.setdefault(step["agent_id"], []).extend(step["skills"])
+            names.setdefault(step["agent_id"], step["agent"])
+    found: list[Step] = []
+    for agent_id in sorted(names, key=lambda a: names[a]):
+        running = inputs.runs.get(agent_id, ("", ()))[1]
+        sizes = inputs.run_sizes.get(agent_id, {})
+        menu = body = 0
+        for slug, follows, overridden in running:
+            if slug in removed:
+                continue
+            chars, line = sizes.get(slug, (0, 0))
+            if follows and not overridden and slug in latest:
+                chars = len(latest[slug])
+            body, menu = body + chars, menu + line
+        for slug in added.get(agent_id, ()):
+            body += len(latest.get(slug, ""))
+            menu += menus.get(slug, 0)
+        total = _tokens(menu) + _tokens(body)
+        over = total > inputs.context_budget
+        found.append({
+            "type": "agent.context",
+            "agent_id": agent_id,
+            "agent": names[agent_id],
+            "menu_tokens": _tokens(menu),
+            "skills_tokens": _tokens(body),
+            "tokens": total,
+            "budget": inputs.context_budget,
+            "over": over,
+            "reason": "estimated at about 4 characters a token, from the menu lines and skill "
+            "bodies it will load once the plan is applied",
+        })  # fmt: skip
+        if over:
+            found.append({
+                "type": "finding",
+                "kind": "context_budget",
+                "severity": "warning",
+                "slug": "",
+                "file": "",
+                "line": 0,
+                "excerpt": f"{names[agent_id]}: about {total:,} tokens (menu {_tokens(menu):,}, "
+                f"skills {_tokens(body):,}) against a budget of {inputs.context_budget:,}",
+                "message": f"{names[agent_id]} would load more than its context budget",
+                "reason": "PIXIE_AGENT_CONTEXT_BUDGET_TOKENS; a long prompt crowds out the "
+                "conversation and costs every turn",
+            })  # fmt: skip
+    return found
 
 
 def _finding_steps(inputs: PlanInputs, steps: list[Step]) -> list[FindingStep]:

@@ -22,8 +22,8 @@ GROUPS = [
     (
         "agents",
         "Agents",
-        ("agent.unresolved", "agent.attach", "agent.gains", "agent.left_out", "agent.has",
-         "agent.pinned", "agent.follows"),
+        ("agent.unresolved", "agent.context", "agent.attach", "agent.gains", "agent.left_out",
+         "agent.has", "agent.pinned", "agent.follows"),
     ),
     ("repoint", "Pins to move", ("repoint.move", "repoint.stay")),
 ]

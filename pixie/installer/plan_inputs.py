@@ -11,8 +11,9 @@ import dataclasses
 import hashlib
 import json
 
+from django.conf import settings
 from django.db.models import CharField, F, Q, Value, prefetch_related_objects
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Length
 
 from agents.models import Agent, AgentSkill
 from catalog.finding_rules import guardrail_rules
@@ -216,7 +217,8 @@ def read_plan_inputs(
         holders=holders,
         left_out=frozenset(leave_out),
         # The mention check is the plan's, not the apply's (which re-reads to compare).
-        runs=_runs(touched) if diffs else {},
+        **(_runs(touched) if diffs else {}),
+        context_budget=settings.PIXIE_AGENT_CONTEXT_BUDGET_TOKENS if diffs else 0,
         mentions_removed=_mentions_of(touched, removing) if diffs and removing else {},
         rules=guardrail_rules() if diffs else (),
     )
@@ -354,19 +356,37 @@ def _agents_using(mine: set[int]):
 
 def _runs(agent_ids: set[int]) -> dict:
     """What each agent the plan touches runs now (its enabled, live skills), for the
-    mention check: one query, over those agents only."""
+    mention check, and how long each body it runs and each menu line it shows is, for the
+    context budget: one query, over those agents only (lengths computed in the database)."""
     runs: dict[int, list] = {}
-    for agent_id, name, slug, pinned, override in (
+    sizes: dict[int, dict[str, tuple[int, int]]] = {}
+    rows = (
         AgentSkill.objects.filter(
             agent_id__in=agent_ids, enabled=True, skill__archived_at__isnull=True
         )
+        .annotate(
+            body_chars=Length(
+                Coalesce(
+                    F("override__body"), F("pinned_revision__body"), F("skill__head__body")
+                )
+            ),
+            menu_chars=Length(F("skill__head__name")) + Length(F("skill__head__short_description")),
+        )
         .order_by("agent_id", "position", "pk")
-        .values_list("agent_id", "agent__name", "skill__slug", "pinned_revision_id", "override_id")
-    ):
+        .values_list(
+            "agent_id", "agent__name", "skill__slug", "pinned_revision_id", "override_id",
+            "body_chars", "menu_chars", "skill__advertised",
+        )
+    )  # fmt: skip
+    for agent_id, name, slug, pinned, override, body, menu, advertised in rows:
         runs.setdefault(agent_id, [name, []])[1].append(
             (slug, pinned is None, override is not None)
         )
-    return {agent_id: (name, tuple(running)) for agent_id, (name, running) in runs.items()}
+        sizes.setdefault(agent_id, {})[slug] = (body or 0, (menu or 0) if advertised else 0)
+    return {
+        "runs": {agent_id: (name, tuple(running)) for agent_id, (name, running) in runs.items()},
+        "run_sizes": sizes,
+    }
 
 
 def _mentions_of(agent_ids: set[int], removing: set[str]) -> dict:

@@ -112,13 +112,29 @@ class SkillFork(_SkillChange):
     choice: Literal["keep", "take", "merge"]
 
 
+class AgentContext(TypedDict):
+    """What an agent the plan touches will load once it is applied, against the budget."""
+
+    type: Literal["agent.context"]
+    agent_id: int
+    agent: str
+    menu_tokens: int
+    skills_tokens: int
+    tokens: int
+    budget: int
+    over: bool
+    reason: str
+
+
 class FindingStep(TypedDict):
     """Something a person should weigh in the text the plan brings (catalog.findings)."""
 
     type: Literal["finding"]
-    kind: Literal["hidden_text", "undeclared_host", "undeclared_credential", "guardrail"]
+    kind: Literal[
+        "hidden_text", "undeclared_host", "undeclared_credential", "guardrail", "context_budget"
+    ]
     severity: Literal["refuse", "warning", "info"]
-    slug: str  # the skill as it lands here
+    slug: str  # the skill as it lands here ("" for an agent's context budget)
     file: str
     line: int
     excerpt: str  # the text around it, hidden characters written out
@@ -323,6 +339,7 @@ Step = (
     | RepointMove
     | RepointStay
     | FindingStep
+    | AgentContext
 )
 STEP_TYPES: dict[str, type] = {
     step.__annotations__["type"].__args__[0]: step for step in Step.__args__
