@@ -38,6 +38,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill
+from catalog.manifest import ManifestSkill, canonical, digest_of, manifest_of, sign
 from catalog.models import (
     Bundle,
     BundleCredential,
@@ -52,9 +53,11 @@ from catalog.models import (
     Status,
     WorkspaceSkill,
 )
+from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
 from catalog.tools import BUILTIN_TOOLS
 from pixie.errors import ValidationFailed
+from pixie.keys import b64, unwrap_private
 from pixie.models import Membership, Workspace
 from pixie.namespace import is_slug
 
@@ -354,6 +357,22 @@ class _Seeder:
                 for index in range(count)
             ),
         )
+        def content(index: int) -> tuple[str, str, str]:
+            bundle, step = divmod(index, per_bundle)
+            return (
+                f"Bundle {bundle} step {step}",
+                f"Step {step} of bundle {bundle}'s procedure.",
+                f"Step {step}: read the records with @{TOOLS[index % len(TOOLS)]}, "
+                f"then hand over to @{package_slug(bundle, step + 1)}.",
+            )
+
+        digests = [
+            skill_digest(
+                name=name, description=description, body=body, approvals=(), frontmatter={},
+                files=(),
+            )  # fmt: skip
+            for name, description, body in map(content, range(count))
+        ]
         self._write(
             "skill versions",
             SkillVersion,
@@ -377,30 +396,40 @@ class _Seeder:
                     version_ids[index],
                     package_ids[index],
                     "1.0.0",
-                    *content,
+                    *content(index),
                     self.empty_list,
                     self.empty_dict,
-                    skill_digest(
-                        name=content[0], description=content[1], body=content[2],
-                        approvals=(), frontmatter={}, files=(),
-                    ),  # fmt: skip
+                    digests[index],
                     "",
                     Status.PUBLISHED,
                     now,
                     now,
                 )
                 for index in range(count)
-                for bundle, step in [divmod(index, per_bundle)]
-                for content in [
-                    (
-                        f"Bundle {bundle} step {step}",
-                        f"Step {step} of bundle {bundle}'s procedure.",
-                        f"Step {step}: read the records with @{TOOLS[index % len(TOOLS)]}, "
-                        f"then hand over to @{package_slug(bundle, step + 1)}.",
-                    )
-                ]
             ),
         )
+        # Published versions are signed, as publishing would sign them: the manifest built
+        # from the same values the rows get (catalog.manifest), signed with the key the
+        # publisher gets as every publisher does.
+        key = publisher_key_ensure(publisher=Publisher.objects.get(pk=publisher_id))
+        seed = unwrap_private(key.private_wrapped)
+
+        def signed(bundle: int) -> tuple[str, str, str, int]:
+            host = f"api-{bundle}.{prefix}.example.com"
+            manifest = manifest_of(
+                publisher=f"{prefix}-ops", bundle=f"{prefix}-bundle-{bundle}", version="1.0.0",
+                description="First release.", notes="",
+                hosts=[(host, 443, "Reach the records.")],
+                credentials=[(f"BUNDLE_{bundle}_TOKEN", host, "API token.")],
+                skills=[
+                    ManifestSkill(package_slug(bundle, step), digests[index], ())
+                    for step in range(per_bundle)
+                    for index in [bundle * per_bundle + step]
+                ],
+            )  # fmt: skip
+            data = canonical(manifest)
+            return data.decode(), digest_of(data), b64(sign(data, seed)), key.pk
+
         bundle_ids = self.writer.reserve(Bundle, sizes.bundles)
         bundle_version_ids = self.writer.reserve(BundleVersion, sizes.bundles)
         self._write(
@@ -437,6 +466,12 @@ class _Seeder:
                 "catalog_review_flags",
                 "catalog_review_reason",
                 "catalog_reviewed_at",
+                "findings",
+                "findings_override_reason",
+                "manifest",
+                "manifest_sha256",
+                "signature",
+                "signing_key_id",
             ],
             (
                 (
@@ -454,8 +489,13 @@ class _Seeder:
                     self.empty_list,
                     "",
                     now,
+                    self.empty_list,  # no findings: the seeded text holds none
+                    "",
+                    *signed(b),
                 )
-                for bundle_id, version_id in zip(bundle_ids, bundle_version_ids, strict=True)
+                for b, (bundle_id, version_id) in enumerate(
+                    zip(bundle_ids, bundle_version_ids, strict=True)
+                )
             ),
         )
         self._write(

@@ -216,9 +216,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "ENUM_NAME_OVERRIDES": {
         "PlanStatusEnum": "catalog.models.installs.Plan.State",
+        "PlanKindEnum": "catalog.models.installs.Plan.Kind",
         "CatalogStatusEnum": "catalog.models.catalog.Status",
         "ChangeEnum": "catalog.api.serializers.CHANGES",
         "SkillChangeEnum": "catalog.api.serializers.SKILL_CHANGES",
+        "FindingKindEnum": "catalog.api.serializers.FINDING_KINDS",
+        "FindingSeverityEnum": "catalog.api.serializers.FINDING_SEVERITIES",
     },
     # Path parameters say what their URL converters match; anything else is a 404.
     "PATH_CONVERTER_OVERRIDES": {

@@ -32,17 +32,18 @@ class PublisherSerializer(serializers.Serializer):
 REVIEW_FIELDS = ["catalog_review", "catalog_review_reason"]
 
 
+FINDING_KINDS = [
+    "hidden_text", "undeclared_host", "undeclared_credential", "guardrail", "context_budget"
+]
+FINDING_SEVERITIES = ["refuse", "warning", "info"]
+
+
 class FindingSerializer(serializers.Serializer):
     """Something a person should weigh in a skill's text before approving (catalog.findings)."""
 
-    kind = serializers.ChoiceField(
-        choices=[
-            "hidden_text", "undeclared_host", "undeclared_credential", "guardrail",
-            "context_budget",
-        ]
-    )
+    kind = serializers.ChoiceField(choices=FINDING_KINDS)
     severity = serializers.ChoiceField(
-        choices=["refuse", "warning", "info"],
+        choices=FINDING_SEVERITIES,
         help_text="refuse: stops publishing unless an operator overrides with a reason.",
     )
     skill = serializers.CharField(help_text="The skill's slug.")
