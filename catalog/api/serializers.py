@@ -269,7 +269,13 @@ CONTENT_FIELDS = [
 ]  # fmt: skip
 
 
-def bundle_version_data(bundle_version: BundleVersion) -> dict:
+def bundle_version_head(bundle_version: BundleVersion) -> dict:
+    """What of a version's response may change after it is published (its status, yank
+    reason, review, signer's state, findings) and its bundle's: no query beyond the row."""
+    return BundleVersionHeadSerializer(bundle_version).data
+
+
+def bundle_version_data(bundle_version: BundleVersion, own: dict | None = None) -> dict:
     """BundleVersionSerializer's data for a version read with contents=False.
 
     A published (or yanked) version's skills, hosts and credentials never change,
@@ -277,7 +283,7 @@ def bundle_version_data(bundle_version: BundleVersion) -> dict:
     (status, yank reason) and its bundle's are read and serialized every time.
     A draft's contents may still change, so they are always read afresh.
     """
-    own = BundleVersionHeadSerializer(bundle_version).data
+    own = bundle_version_head(bundle_version) if own is None else own
     if bundle_version.status == Status.DRAFT or bundle_version.published_at is None:
         return {**own, **_contents(bundle_version)}
     # published_at in the key: a pk alone could be reused by a restored or test database.

@@ -17,6 +17,7 @@ from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import CountInPagePagination
 
+from .conditional import etag_of, not_modified, with_validators
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -24,12 +25,14 @@ from .serializers import (
     BundleSerializer,
     BundleVersionSerializer,
     bundle_version_data,
+    bundle_version_head,
     field_change_data,
 )
 
 
 class BundleList(generics.ListAPIView):
-    """Bundles with at least one published version (drafts too, for staff)."""
+    """Bundles with at least one published version (drafts too, for staff). Its ETag is
+    over the page it shows: If-None-Match with it answers 304."""
 
     serializer_class = BundleSerializer
     # The list is read on every catalog visit: its page and its count in one query.
@@ -37,6 +40,11 @@ class BundleList(generics.ListAPIView):
 
     def get_queryset(self):
         return selectors.bundle_list(user=self.request.user)
+
+    def list(self, request, *args, **kwargs):
+        response = super().list(request, *args, **kwargs)
+        etag = etag_of(response.data)
+        return not_modified(request, etag) or with_validators(response, etag)
 
 
 class BundleDetail(generics.RetrieveAPIView):
@@ -57,7 +65,17 @@ class BundleVersionDetail(generics.RetrieveAPIView):
             version=self.kwargs["version"],
             contents=False,
         )
-        return Response(bundle_version_data(bundle_version))
+        head = bundle_version_head(bundle_version)
+        if bundle_version.manifest_sha256:
+            # Published: the signed manifest's digest stands for the contents, which never
+            # change; the head is what may (a yank, a review, the signer's state).
+            etag = etag_of(head, bundle_version.manifest_sha256)
+            if (answer := not_modified(request, etag)) is not None:
+                return answer
+            return with_validators(Response(bundle_version_data(bundle_version, head)), etag)
+        data = bundle_version_data(bundle_version, head)  # a draft: its contents may change
+        etag = etag_of(data)
+        return not_modified(request, etag) or with_validators(Response(data), etag)
 
 
 @extend_schema(

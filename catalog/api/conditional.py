@@ -1,0 +1,35 @@
+"""Conditional GETs for the catalog API: an ETag over what a response says, and 304 for a
+client that already holds it, decided before the expensive part is serialised.
+
+What a response says differs by user only in whether it is shown at all (the selectors
+decide that first), so the ETag is over the response's content; Cache-Control: private
+keeps shared caches from storing it, and no-cache makes every client ask again, so a
+yank or a review is seen on the next request, never hidden behind a stored copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.utils.cache import get_conditional_response, quote_etag
+
+CACHE_CONTROL = "private, no-cache"
+
+
+def etag_of(*parts) -> str:
+    """A strong ETag over JSON-able parts (what the response says, or stands for)."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return quote_etag(hashlib.sha256(text.encode("utf-8")).hexdigest()[:40])
+
+
+def not_modified(request, etag: str):
+    """A 304 when the client's If-None-Match names this ETag, else None."""
+    response = get_conditional_response(request, etag=etag)
+    return with_validators(response, etag) if response is not None else None
+
+
+def with_validators(response, etag: str):
+    response["ETag"] = etag
+    response["Cache-Control"] = CACHE_CONTROL
+    return response

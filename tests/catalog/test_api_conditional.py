@@ -1,0 +1,105 @@
+"""Conditional GETs on the catalog API: an unchanged version or list answers 304 before
+anything is serialised; a yank, a review or a new version is never hidden behind one."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from catalog.models import BundleVersion, Publisher
+from catalog.services import bundle_version_publish, bundle_version_yank
+from catalog.services.catalog_review import publisher_trust
+from tests.factories import (
+    make_bundle_version,
+    make_skill_version,
+    make_user,
+    make_workspace,
+)
+
+pytestmark = pytest.mark.django_db
+
+VERSION = "/api/bundles/accounts-receivable/versions/2.1.0/"
+
+
+@pytest.fixture
+def api(demo_catalog):
+    reader = make_user("reader")
+    make_workspace("readers", members=[reader])
+    client = APIClient()
+    client.force_authenticate(reader)
+    return client
+
+
+def again(api, url, etag):
+    return api.get(url, HTTP_IF_NONE_MATCH=etag)
+
+
+def test_an_unchanged_version_answers_304_from_its_row_alone(
+    api, django_assert_max_num_queries
+):
+    first = api.get(VERSION)
+    assert first.status_code == 200
+    etag = first["ETag"]
+    assert etag.startswith('"') and first["Cache-Control"] == "private, no-cache"
+    with django_assert_max_num_queries(1):  # the version, its bundle, publisher and key
+        answer = again(api, VERSION, etag)
+    assert answer.status_code == 304 and answer.content == b""
+    assert answer["ETag"] == etag and answer["Cache-Control"] == "private, no-cache"
+    assert again(api, VERSION, '"something-else"').status_code == 200
+
+
+def test_a_yank_is_never_hidden_behind_a_304(api, operator):
+    etag = api.get(VERSION)["ETag"]
+    bundle_version_yank(
+        bundle_version=BundleVersion.objects.get(version="2.1.0"), actor=operator,
+        reason="Posts payments twice; use 2.2.0.",
+    )  # fmt: skip
+    answer = again(api, VERSION, etag)
+    assert answer.status_code == 200
+    assert (answer.json()["status"], answer.json()["yank_reason"]) == (
+        "yanked", "Posts payments twice; use 2.2.0."
+    )
+    assert answer["ETag"] != etag
+    assert again(api, VERSION, answer["ETag"]).status_code == 304
+
+
+def test_the_publishers_trust_changes_the_etag(api, operator):
+    publisher = Publisher.objects.create(slug="northwind", name="Northwind", kind="third_party")
+    skill = make_skill_version("nw-lookup", body="Look it up.", publisher=publisher)
+    draft = make_bundle_version("nw-tools", skills=[skill], hosts=(), credentials=())
+    draft.bundle.publisher = publisher
+    draft.bundle.save()
+    bundle_version_publish(bundle_version=draft, actor=operator)
+    publisher_trust(publisher=publisher, trusted=True, actor=operator)
+    url = "/api/bundles/nw-tools/versions/1.0.0/"
+    operator_api = APIClient()
+    operator_api.force_authenticate(operator)
+    etag = operator_api.get(url)["ETag"]
+    publisher_trust(publisher=publisher, trusted=False, actor=operator)
+    changed = again(operator_api, url, etag)
+    assert changed.status_code == 200 and changed.json()["signature"]["signer_trusted"] is False
+
+
+def test_a_drafts_etag_follows_its_contents(operator):
+    operator_api = APIClient()
+    operator_api.force_authenticate(operator)
+    draft = make_bundle_version("draft-kit", skills=[make_skill_version("draft-one")])
+    url = "/api/bundles/draft-kit/versions/1.0.0/"
+    etag = operator_api.get(url)["ETag"]
+    assert again(operator_api, url, etag).status_code == 304
+    draft.skills.create(skill_version=make_skill_version("draft-two"), position=2)
+    changed = again(operator_api, url, etag)
+    assert changed.status_code == 200
+    assert [s["slug"] for s in changed.json()["skills"]] == ["draft-one", "draft-two"]
+
+
+def test_the_list_carries_an_etag_of_what_it_shows(api, operator):
+    first = api.get("/api/bundles/")
+    etag = first["ETag"]
+    assert again(api, "/api/bundles/", etag).status_code == 304
+    skill = make_skill_version("late-step", body="Look it up.")
+    bundle_version_publish(
+        bundle_version=make_bundle_version("late-kit", skills=[skill], hosts=(), credentials=()),
+        actor=operator,
+    )
+    changed = again(api, "/api/bundles/", etag)
+    assert changed.status_code == 200 and changed["ETag"] != etag
+    assert "late-kit" in [b["slug"] for b in changed.json()["results"]]
