@@ -19,7 +19,6 @@ bundle.toml as ``bundle.signature.json``:
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 from collections.abc import Iterable
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 
 import nacl.exceptions
 from nacl.signing import SigningKey, VerifyKey
+
+from pixie.b64 import bytes_from_b64
 
 MANIFEST_FORMAT = "pixie-bundle-manifest/1"
 SIGNATURE_FORMAT = "pixie-bundle-signature/1"
@@ -222,10 +223,10 @@ def parse_signature_file(text: str) -> tuple[SignatureFile | None, list[str]]:
         problems.append(f"{label}: 'format' must be {SIGNATURE_FORMAT!r}")
     if not isinstance(data["signer"], str):
         problems.append(f"{label}: 'signer' must be the publisher's slug")
-    public_key = _b64(data["key"], 32)
+    public_key = bytes_from_b64(data["key"], 32)
     if public_key is None:
         problems.append(f"{label}: 'key' must be the base64 of a 32-byte Ed25519 public key")
-    signature = _b64(data["signature"], SIGNATURE_BYTES)
+    signature = bytes_from_b64(data["signature"], SIGNATURE_BYTES)
     if signature is None:
         problems.append(f"{label}: 'signature' must be the base64 of a 64-byte signature")
     manifest = data["manifest"]
@@ -235,12 +236,3 @@ def parse_signature_file(text: str) -> tuple[SignatureFile | None, list[str]]:
         return None, problems
     return SignatureFile(data["signer"], public_key, signature, manifest), []
 
-
-def _b64(value: object, size: int) -> bytes | None:
-    if not isinstance(value, str) or len(value) > 2 * size:
-        return None
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return raw if len(raw) == size else None

@@ -9,9 +9,6 @@ that a copy of the database alone can neither compute nor forge.
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 import nacl.encoding
 import nacl.exceptions
 import nacl.hash
@@ -19,22 +16,14 @@ import nacl.secret
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from pixie.b64 import b64, bytes_from_b64  # noqa: F401 (b64 re-exported for key users)
+
 KEY_BYTES = 32
-
-
-def b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode("ascii")
 
 
 def key_from_b64(text: object) -> bytes | None:
     """The 32-byte key that ``text`` encodes in standard base64, or None."""
-    if not isinstance(text, str) or len(text) != 44:
-        return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return raw if len(raw) == KEY_BYTES else None
+    return bytes_from_b64(text, KEY_BYTES)
 
 
 def key_fingerprint(*public_keys: bytes) -> str:

@@ -578,6 +578,19 @@ def compute_plan(inputs: PlanInputs) -> PlanDraft:
     return PlanDraft(steps=steps, summary=summarize(steps), expands_reach=expands_reach(steps))
 
 
+def _latest_bodies(steps: list[Step]) -> dict[str, str]:
+    """slug -> the body the plan makes a skill's latest (created, updated, a fork taken
+    or merged)."""
+    latest: dict[str, str] = {}
+    for step in steps:
+        if step["type"] in ("skill.create", "skill.update"):
+            latest[step["slug"]] = step["body"]
+        elif step["type"] == "skill.fork" and step["choice"] != "keep":
+            merged = step["merged_body"] if step["choice"] == "merge" else None
+            latest[step["slug"]] = merged if merged is not None else step["body"]
+    return latest
+
+
 def _tokens(chars: int) -> int:
     return (chars + 3) // 4  # catalog.skill_content.skill_size's estimate
 
@@ -589,13 +602,7 @@ def _context_steps(inputs: PlanInputs, steps: list[Step]) -> list[Step]:
     if not inputs.context_budget:
         return []
     removed = {s["slug"] for s in steps if s["type"] == "skill.remove"}
-    latest: dict[str, str] = {}
-    for step in steps:
-        if step["type"] in ("skill.create", "skill.update"):
-            latest[step["slug"]] = step["body"]
-        elif step["type"] == "skill.fork" and step["choice"] != "keep":
-            merged = step["merged_body"] if step["choice"] == "merge" else None
-            latest[step["slug"]] = merged if merged is not None else step["body"]
+    latest = _latest_bodies(steps)
     catalog = {s.slug: s for s in inputs.target.skills} if inputs.target else {}
     menus = {
         step["slug"]: len(catalog[step["catalog_slug"]].name)
@@ -797,13 +804,7 @@ def _unresolved_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentUnreso
     if not inputs.runs:
         return []
     removed = {s["slug"] for s in steps if s["type"] == "skill.remove"}
-    latest: dict[str, str] = {}  # slug -> the body the plan makes its latest
-    for step in steps:
-        if step["type"] in ("skill.create", "skill.update"):
-            latest[step["slug"]] = step["body"]
-        elif step["type"] == "skill.fork" and step["choice"] != "keep":
-            merged = step["merged_body"] if step["choice"] == "merge" else None
-            latest[step["slug"]] = merged if merged is not None else step["body"]
+    latest = _latest_bodies(steps)
     added: dict[int, list[str]] = {}
     for step in steps:
         if step["type"] in ("agent.attach", "agent.gains"):
