@@ -5,10 +5,16 @@ Reads only, for whoever may see both versions (selectors.visible_versions): seve
 queries whatever the number of skills, files, hosts or credentials. A skill's changes
 use the same pieces as a workspace revision's comparison (skill_history.FieldChange,
 content_diff.files_diff).
+
+upgrade_summaries says the same in one line for each (installed, newer) pair, from the
+same rules (_content_key, _change, _host_diff, _credential_diff) over keys only: three
+queries whatever the number of pairs, skills, hosts or credentials.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db.models import prefetch_related_objects
@@ -16,7 +22,7 @@ from django.db.models import prefetch_related_objects
 from pixie.errors import ValidationFailed
 
 from .content_diff import DiffBudget, FileInfo, file_texts_needed, files_diff, frontmatter_text
-from .models import Bundle, BundleVersion
+from .models import Bundle, BundleCredential, BundleHost, BundleSkill, BundleVersion
 from .selectors import CONTENTS, SKILL_FILES, blob_texts, visible_versions
 from .skill_history import FieldChange
 from .validators import version_key
@@ -160,7 +166,7 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
             )
             continue
         moved = rank_before[slug] != rank_after[slug]
-        if a.pk == b.pk:
+        if _change(_content_key(a.pk, a.digest), _content_key(b.pk, b.digest)) is None:
             changes.append(SkillChange(slug, "unchanged", a.version, b.version, moved=moved))
             continue
         changes.append(
@@ -180,8 +186,14 @@ def _skill_changes(old: BundleVersion, new: BundleVersion) -> list[SkillChange]:
 
 
 def _host_changes(old: BundleVersion, new: BundleVersion) -> list[dict]:
-    before = {(h.host, h.port): h.purpose for h in old.hosts.all()}
-    after = {(h.host, h.port): h.purpose for h in new.hosts.all()}
+    return _host_diff(
+        {(h.host, h.port): h.purpose for h in old.hosts.all()},
+        {(h.host, h.port): h.purpose for h in new.hosts.all()},
+    )
+
+
+def _host_diff(before: dict, after: dict) -> list[dict]:
+    """before, after: {(host, port): purpose}."""
     return [
         {
             "host": host,
@@ -199,12 +211,22 @@ def _credential_changes(old: BundleVersion, new: BundleVersion) -> list[dict]:
     def facts(version):
         return {c.name: {"host": c.host, "purpose": c.purpose} for c in version.credentials.all()}
 
-    before, after = facts(old), facts(new)
+    return _credential_diff(facts(old), facts(new))
+
+
+def _credential_diff(before: dict, after: dict) -> list[dict]:
+    """before, after: {name: {"host": ..., "purpose": ...}}."""
     return [
         {"name": name, "change": change, "before": before.get(name), "after": after.get(name)}
         for name in sorted(before.keys() | after.keys())
         if (change := _change(before.get(name), after.get(name)))
     ]
+
+
+def _content_key(skill_version_id: int, digest: str) -> str:
+    """A skill version's identity: its content digest (the same content is the same skill,
+    whatever its label), its row when it has none."""
+    return digest or f"#{skill_version_id}"
 
 
 def _change(before, after) -> str | None:
@@ -219,3 +241,115 @@ def _text(skill_version, name: str) -> str:
     if name == "frontmatter":
         return frontmatter_text(skill_version.frontmatter, skill_version.approvals)
     return getattr(skill_version, name)
+
+
+# --- one line per upgrade, for the workspace home -------------------------------------
+
+# A list in a line names at most this many, then says how many more.
+LINE_NAMED = 3
+
+
+@dataclass
+class UpgradeSummary:
+    """What a newer version changes against an installed one, by content only."""
+
+    version: str  # the newer version's label
+    added: list[str]  # skill slugs, in the newer version's order
+    removed: list[str]  # in the installed version's order
+    changed: list[str]
+    hosts: list[dict]  # as BundleComparison.hosts (purposes included)
+    credentials: list[dict]  # as BundleComparison.credentials
+
+    @property
+    def line(self) -> str:
+        """ "2.2.0: adds @payment-plan, changes 1 skill, adds 1 host (payments.example.com)
+        and 1 credential (PAYMENTS_API_KEY)"; "1.1.0: changes 1 skill; no new hosts or
+        credentials"."""
+        parts = []
+        for verb, slugs in (("adds", self.added), ("removes", self.removed)):
+            if len(slugs) == 1:
+                parts.append(f"{verb} @{slugs[0]}")
+            elif slugs:
+                parts.append(f"{verb} {_counted(slugs, 'skill', '@')}")
+        if self.changed:
+            parts.append(f"changes {_count(len(self.changed), 'skill')}")
+        for verb, change in (("adds", "added"), ("removes", "removed"), ("changes", "changed")):
+            hosts = [_host_label(h) for h in self.hosts if h["change"] == change]
+            names = [c["name"] for c in self.credentials if c["change"] == change]
+            items = [
+                _counted(listed, noun)
+                for listed, noun in ((hosts, "host"), (names, "credential"))
+                if listed
+            ]
+            if items:
+                parts.append(f"{verb} {' and '.join(items)}")
+        if not parts:
+            return f"{self.version}: the same skills, hosts and credentials"
+        line = f"{self.version}: {', '.join(parts)}"
+        new = [x for x in (*self.hosts, *self.credentials) if x["change"] == "added"]
+        return line if new else f"{line}; no new hosts or credentials"
+
+
+def upgrade_summaries(
+    pairs: Iterable[tuple[int, int, str]],
+) -> dict[tuple[int, int], UpgradeSummary]:
+    """For each (installed version id, newer version id, newer label), what the newer
+    version changes, keyed by the two ids. Workspace-independent: the caller says which
+    versions the reader may see. Three queries whatever the number of pairs, skills, hosts
+    or credentials (keys and purposes only, no skill body); none without a pair."""
+    pairs = list(pairs)
+    if not pairs:
+        return {}
+    ids = {pk for old, new, _ in pairs for pk in (old, new)}
+    skills: dict[int, dict[str, str]] = defaultdict(dict)
+    for version_id, slug, skill_version_id, digest in (
+        BundleSkill.objects.filter(bundle_version_id__in=ids)
+        .order_by("bundle_version_id", "position", "id")
+        .values_list(
+            "bundle_version_id",
+            "skill_version__package__slug",
+            "skill_version_id",
+            "skill_version__digest",
+        )  # fmt: skip
+    ):
+        skills[version_id][slug] = _content_key(skill_version_id, digest)
+    hosts: dict[int, dict] = defaultdict(dict)
+    for version_id, host, port, purpose in BundleHost.objects.filter(
+        bundle_version_id__in=ids
+    ).values_list("bundle_version_id", "host", "port", "purpose"):
+        hosts[version_id][(host, port)] = purpose
+    credentials: dict[int, dict] = defaultdict(dict)
+    for version_id, name, host, purpose in BundleCredential.objects.filter(
+        bundle_version_id__in=ids
+    ).values_list("bundle_version_id", "name", "host", "purpose"):
+        credentials[version_id][name] = {"host": host, "purpose": purpose}
+    summaries = {}
+    for old, new, label in pairs:
+        before, after = skills[old], skills[new]
+        changes: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
+        for slug in [*after, *(s for s in before if s not in after)]:
+            change = _change(before.get(slug), after.get(slug))
+            if change:
+                changes[change].append(slug)
+        summaries[(old, new)] = UpgradeSummary(
+            version=label,
+            **changes,
+            hosts=_host_diff(hosts[old], hosts[new]),
+            credentials=_credential_diff(credentials[old], credentials[new]),
+        )
+    return summaries
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _counted(names: list[str], noun: str, prefix: str = "") -> str:
+    """ "2 hosts (a.example.com, b.example.com)", "5 skills (@a, @b, @c, …)"."""
+    shown = ", ".join(f"{prefix}{name}" for name in names[:LINE_NAMED])
+    more = ", …" if len(names) > LINE_NAMED else ""
+    return f"{_count(len(names), noun)} ({shown}{more})"
+
+
+def _host_label(host: dict) -> str:
+    return host["host"] if host["port"] == 443 else f"{host['host']}:{host['port']}"

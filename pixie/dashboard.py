@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Exists, OuterRef, Q
 
+from catalog.bundle_history import upgrade_summaries
 from catalog.models import Bundle, Installation, Plan, SkillRevision, Status
 from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
@@ -16,7 +17,9 @@ def workspace_dashboard(*, workspace) -> dict:
     unconfirmed credentials, agents behind.
 
     At most eleven queries whatever the number of rows: each list shows its first
-    SECTION_SHOWN rows, and is counted only when there are more.
+    SECTION_SHOWN rows, and is counted only when there are more. Three more when an
+    installation has a newer version, for what every upgrade shown changes (the skills'
+    digests, the hosts, the credentials of all those versions at once).
     """
     installations = list(
         Installation.objects.filter(workspace=workspace)
@@ -27,17 +30,25 @@ def workspace_dashboard(*, workspace) -> dict:
     published = (
         versions_visible_to_workspace(workspace)
         .filter(bundle_id__in=[i.bundle_id for i in installations], status=Status.PUBLISHED)
-        .values_list("bundle_id", "version")
+        .values_list("bundle_id", "version", "pk")
     )
-    newest: dict[int, str] = {}
-    for bundle_id, version in published:
-        if bundle_id not in newest or version_key(version) > version_key(newest[bundle_id]):
-            newest[bundle_id] = version
-    rows = []
+    newest: dict[int, tuple[str, int]] = {}
+    for bundle_id, version, pk in published:
+        if bundle_id not in newest or version_key(version) > version_key(newest[bundle_id][0]):
+            newest[bundle_id] = (version, pk)
+    rows, upgrades = [], []
     for installation in installations:
-        latest = newest.get(installation.bundle_id)
+        latest, latest_id = newest.get(installation.bundle_id, (None, None))
         is_newer = latest and version_key(latest) > version_key(installation.bundle_version.version)
         rows.append({"installation": installation, "newer": latest if is_newer else None})
+        if is_newer:
+            upgrades.append((installation.bundle_version_id, latest_id, latest))
+    # What each upgrade changes, in one line: the bundle comparison's rules, all at once.
+    summaries = upgrade_summaries(upgrades)
+    for row, installation in zip(rows, installations, strict=True):
+        if row["newer"]:
+            pair = (installation.bundle_version_id, newest[installation.bundle_id][1])
+            row["changes"] = summaries[pair].line
 
     # Every pin not at its skill's head; a repoint moves only those on catalog revisions.
     agents_behind = (

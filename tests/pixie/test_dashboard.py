@@ -15,6 +15,10 @@ from tests.installer.flow import install
 
 pytestmark = pytest.mark.django_db
 
+# The home's bound whatever the number of rows: 14, the catalog's two, a count for each
+# of the three lists longer than 20, and three for the one-line summaries of the upgrades.
+DASHBOARD_MAX_QUERIES = 22
+
 
 def browser(user):
     user.is_staff = True
@@ -57,8 +61,10 @@ def test_the_dashboard_shows_versions_open_plans_credentials_and_agents_behind(
 ):
     client = browser(member)
     url = reverse("admin:pixie_workspace_dashboard", args=[busy_acme.pk])
-    # 14, the catalog's bundles and versions, and a count for each list longer than 20
-    with django_assert_max_num_queries(19):
+    # 14, the catalog's bundles and versions, a count for each list longer than 20, and
+    # three for what the upgrades shown change (skills' digests, hosts, credentials of
+    # every version compared, all installations at once): DASHBOARD_MAX_QUERIES
+    with django_assert_max_num_queries(DASHBOARD_MAX_QUERIES):
         page = client.get(url)
     html = page.content.decode()
     installations = html[html.index('id="dashboard-installations"') :]
@@ -164,3 +170,123 @@ def test_the_admin_index_leads_to_each_of_the_reader_s_workspaces(acme, owner, m
     assert "member: read its bundles" in theirs
     nobody = browser(make_user("nobody")).get(reverse("admin:index")).content.decode()
     assert 'id="your-workspaces"' not in nobody
+
+
+# --- what an upgrade changes, in one line ---------------------------------------------
+
+DEMO_UPGRADE_LINE = (
+    "2.2.0: adds @payment-plan, changes 1 skill, adds 1 host (payments.example.com) "
+    "and 1 credential (PAYMENTS_API_KEY)"
+)
+
+
+def installed_rows(page) -> str:
+    html = page.content.decode()
+    return html[html.index('id="dashboard-installations"') : html.index('id="dashboard-catalog"')]
+
+
+def test_the_home_says_in_one_line_what_an_upgrade_changes(
+    acme, owner, member, demo_catalog, django_capture_on_commit_callbacks
+):
+    """2.1.0 -> 2.2.0: @payment-plan is new, @invoice-chase changed (the other three are
+    the same content, reused), payments.example.com and PAYMENTS_API_KEY are new. The
+    owner and the member read the same line; it leads to the whole comparison."""
+    from catalog.bundle_history import bundle_compare
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    url = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
+    for user in (owner, member):
+        client = browser(user)
+        rows = installed_rows(client.get(url))
+        assert f'<span class="upgrade-line">{DEMO_UPGRADE_LINE}</span>' in rows, user
+        assert rows.count('class="upgrade-line"') == 1
+        assert ('value="Plan the upgrade to 2.2.0"' in rows) is (user == owner)
+        compare = re.search(r'<a href="([^"]+)" aria-label="Every change from Accounts '
+                            r'Receivable 2.1.0 to 2.2.0">every change</a>', rows)  # fmt: skip
+        whole = client.get(compare.group(1).replace("&amp;", "&"))
+        assert whole.status_code == 200 and "payment-plan" in whole.content.decode()
+    # The line is the bundle comparison's verdict, not a second one.
+    comparison = bundle_compare(user=member, slug="accounts-receivable", before="2.1.0")
+    changes = {s.slug: s.change for s in comparison.skills if s.change != "unchanged"}
+    assert changes == {"payment-plan": "added", "invoice-chase": "changed"}
+
+
+def small_bundle(root, slug, version, bodies, hosts=(), credentials=()):
+    """A published bundle of short skills (name: body), hosts and credentials (name, host)."""
+    from django.core.management import call_command
+
+    from catalog.models import BundleVersion
+    from tests.catalog.skill_folders import skill_md, write
+
+    folder = root / f"{slug}-{version}"
+    toml = (
+        f'slug = "{slug}"\nname = "{slug.title()}"\nversion = "{version}"\n'
+        f'description = "A small bundle for the home."\nskills = {list(bodies)!r}\n'
+    ).replace("'", '"')
+    for host in hosts:
+        toml += f'\n[[hosts]]\nhost = "{host}"\nport = 443\npurpose = "Reach {host}."\n'
+    for name, host in credentials:
+        toml += f'\n[[credentials]]\nname = "{name}"\nhost = "{host}"\npurpose = "Key."\n'
+    write(folder / "bundle.toml", toml)
+    for name, body in bodies.items():
+        description = "Does one small thing for the home's tests. Use when asked to."
+        write(folder / "skills" / name / "SKILL.md", skill_md(name, description, body))
+    call_command("bundle_load", str(folder), "--publish", verbosity=0)
+    return BundleVersion.objects.get(bundle__slug=slug, version=version)
+
+
+def test_the_upgrade_lines_cost_the_same_queries_for_one_installation_or_many(
+    tmp_path, acme, owner, member, demo_catalog, django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+):  # fmt: skip
+    """Three queries for every line shown, whatever the number of installations, skills,
+    hosts and credentials; a bundle with no newer version shows no line."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks)
+    url = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
+    counts = {}
+    for user in (owner, member):
+        client = browser(user)
+        with CaptureQueriesContext(connection) as one:
+            client.get(url)
+        counts[user.username] = len(one)
+
+    # Four more installations: three with a newer version, one without.
+    def skills(prefix, n, changed=()):
+        return {f"{prefix}-{i}": f"# {prefix} {i}\n\n{'New' if i in changed else 'Old'}.\n"
+                for i in range(n)}  # fmt: skip
+
+    for n in range(3):
+        slug = f"tools-{n}"
+        hosts = [f"api{i}.{slug}.example.com" for i in range(n + 1)]
+        old = small_bundle(tmp_path, slug, "1.0.0", skills(slug, 3), hosts[:1])
+        install(acme, old, owner, django_capture_on_commit_callbacks)
+        small_bundle(tmp_path, slug, "1.1.0", skills(slug, 3 + n, changed={0}), hosts,
+                     [(f"KEY_{i}", host) for i, host in enumerate(hosts[1:])])  # fmt: skip
+    steady = small_bundle(tmp_path, "steady", "1.0.0", skills("steady", 2))
+    install(acme, steady, owner, django_capture_on_commit_callbacks)
+
+    for user in (owner, member):
+        client = browser(user)
+        with CaptureQueriesContext(connection) as many:
+            page = client.get(url)
+        assert len(many) == counts[user.username], (user, len(many), counts)
+        with django_assert_max_num_queries(DASHBOARD_MAX_QUERIES):
+            page = client.get(url)
+        rows = installed_rows(page)
+        lines = re.findall(r'<span class="upgrade-line">([^<]*)</span>', rows)
+        assert lines == [  # by bundle name; Steady, up to date, has none
+            DEMO_UPGRADE_LINE,
+            "1.1.0: changes 1 skill; no new hosts or credentials",
+            "1.1.0: adds @tools-1-3, changes 1 skill, adds 1 host (api1.tools-1.example.com)"
+            " and 1 credential (KEY_0)",
+            "1.1.0: adds 2 skills (@tools-2-3, @tools-2-4), changes 1 skill, adds 2 hosts "
+            "(api1.tools-2.example.com, api2.tools-2.example.com) and 2 credentials "
+            "(KEY_0, KEY_1)",
+        ]
+        # The bundle with no newer version: up to date, and no line.
+        steady_row = rows[rows.index(">Steady</a>") :].split("</tr>")[0]
+        assert "up to date" in steady_row and "upgrade-changes" not in steady_row
+    print("home queries, one installation vs five:", counts)
