@@ -373,19 +373,24 @@ def make_slug(display_name: str, is_taken: Callable[[str], bool]) -> str:
     Candidates are the base, then ``base-2``, ``base-3``, ... with the base
     shortened so the result stays within 64 characters.
     """
+    return next(c for c in slug_candidates(display_name) if not is_taken(c))
+
+
+def slug_candidates(display_name: str, start: int = 1):
+    """The slugs make_slug tries for ``display_name``, in order, from the ``start``-th (1:
+    the base, 2: ``base-2``, ...); endless."""
     name = display_name if isinstance(display_name, str) else ""
     # Substitute before lowercasing so only ASCII survives to .lower(): "İ"
     # would otherwise lowercase into an ASCII "i" plus a combining dot.
     base = _NOT_SLUG_CHARS.sub("-", name).lower().strip("-")
     base = base[:MAX_SLUG].rstrip("-") or "skill"
-    if not is_taken(base):
-        return base
-    counter = 2
+    counter = start
+    if counter <= 1:
+        yield base
+        counter = 2
     while True:
         suffix = f"-{counter}"
-        candidate = base[: MAX_SLUG - len(suffix)].rstrip("-") + suffix
-        if not is_taken(candidate):
-            return candidate
+        yield base[: MAX_SLUG - len(suffix)].rstrip("-") + suffix
         counter += 1
 
 

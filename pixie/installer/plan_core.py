@@ -127,6 +127,18 @@ class PlanInputs:
     # characters of its menu line, 0 when not advertised); and the budget in tokens.
     run_sizes: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
     context_budget: int = 0
+    # The slugs whose holders ``occupied`` answers for (the bundle's, and the re-slug
+    # candidates of its skills' names); None: the whole namespace was read.
+    known: frozenset[str] | None = None
+
+
+class SlugsUnread(Exception):
+    """The plan would probe a slug its inputs did not read (a long run of re-slugs): read
+    more of the candidates for ``name`` and compute again."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
 
 
 @dataclass
@@ -299,7 +311,14 @@ def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[SkillReuse | Ski
             continue
         # Probe the workspace and every incoming slug, so a re-slug cannot
         # collide with a bundle-mate that lands later.
-        new_slug = make_slug(skill.name, lambda s: s in taken or s in incoming)
+        def is_taken(slug: str, name: str = skill.name) -> bool:
+            if slug in taken or slug in incoming:
+                return True
+            if inputs.known is not None and slug not in inputs.known:
+                raise SlugsUnread(name)  # unread is not free: read it first
+            return False
+
+        new_slug = make_slug(skill.name, is_taken)
         taken.add(new_slug)
         landing[skill.slug] = new_slug
         held_by = "a tool" if holder == "tool" else "a skill from elsewhere"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 
 from django.conf import settings
@@ -38,6 +39,7 @@ from pixie.installer.plan_core import (
     PlanInputs,
     texts_needed,
 )
+from pixie.namespace import slug_candidates
 
 
 def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:
@@ -178,17 +180,30 @@ def read_plan_inputs(
     leave_out: list[int] | tuple = (),
     only_slugs: set[str] | None = None,
     diffs: bool = True,
+    reslug_depth: dict[str, int] | None = None,
 ) -> tuple[PlanInputs, dict]:
     """The plan's inputs and the reads it depends on. ``only_slugs`` (with the bundle's
     own) narrows the namespace read, for a check that needs only those slugs' reads;
-    ``diffs=False`` skips reading the text of changed files (a check needs no diffs)."""
+    ``diffs=False`` skips reading the text of changed files (a check needs no diffs).
+
+    Otherwise the namespace is read where the bundle can collide: its slugs and, for each
+    of its skills, the first re-slug candidates of its name (``reslug_depth`` of them,
+    RESLUG_CANDIDATES by default), by index, never the whole set; the plan core asks for
+    more (SlugsUnread) in the rare case it needs them."""
     target = bundle_state(bundle_version) if kind != "uninstall" else None
     current = bundle_state(installation.bundle_version_id) if installation else None
     incoming = {s.slug for s in target.skills} if target else set()
     installed = _installed_skills(workspace, installation, incoming)
     target, installed = _with_files(target, installed)
     mine = {s.skill_id for s in installed.values()}
-    slugs = None if only_slugs is None else only_slugs | incoming
+    if only_slugs is not None:
+        slugs = only_slugs | incoming
+    else:
+        slugs = incoming | {s.slug for s in installed.values()}
+        depth = reslug_depth or {}
+        for skill in target.skills if target else ():
+            count = depth.get(skill.name, RESLUG_CANDIDATES)
+            slugs |= set(itertools.islice(slug_candidates(skill.name), count))
     occupied, heads = _namespace(workspace, mine, slugs)
     egress, needed, credentials = _reach(workspace, installation)
     agents, attached = _chosen_agents(workspace, agent_ids)
@@ -221,6 +236,7 @@ def read_plan_inputs(
         context_budget=settings.PIXIE_AGENT_CONTEXT_BUDGET_TOKENS if diffs else 0,
         mentions_removed=_mentions_of(touched, removing) if diffs and removing else {},
         rules=guardrail_rules() if diffs else (),
+        known=frozenset(slugs),
     )
     if diffs:
         inputs = _texts(inputs)
@@ -237,15 +253,17 @@ def read_plan_inputs(
     return inputs, reads
 
 
-def _namespace(workspace, mine: set[int], slugs: set[str] | None):
-    """Who holds each slug (tools, and skills not of this installation), and each skill's
-    head; ``slugs`` narrows the read to those."""
+# Re-slug candidates read for each incoming skill's name at first: base, base-2 ... base-8.
+RESLUG_CANDIDATES = 8
+
+
+def _namespace(workspace, mine: set[int], slugs: set[str]):
+    """Who holds each of ``slugs`` (tools, and skills not of this installation), and each
+    such skill's head: one query by the (workspace, slug) index."""
     occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
     heads: dict[str, int | None] = {}
     # Unordered: the default ordering joins the workspace to sort 10,000 rows for nothing.
-    namespace = WorkspaceSkill.objects.filter(workspace=workspace).order_by()
-    if slugs is not None:
-        namespace = namespace.filter(slug__in=slugs)
+    namespace = WorkspaceSkill.objects.filter(workspace=workspace, slug__in=slugs).order_by()
     for skill_id, slug, head_id in namespace.values_list("id", "slug", "head_id"):
         heads[slug] = head_id
         if skill_id not in mine:

@@ -11,10 +11,10 @@ from catalog.models import BundleVersion, Generation, Installation, Plan, Status
 from catalog.selectors import versions_visible_to_workspace, visible_to_workspace
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
-from pixie.installer.plan_core import FORK_CHOICES, compute_plan
+from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
 from pixie.permissions import require_owner
 
-from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads
+from .plan_inputs import RESLUG_CANDIDATES, fingerprint, read_plan_inputs, relevant_reads
 
 
 def _check_request(*, workspace, kind, bundle_version, installation, generation=None) -> None:
@@ -214,18 +214,28 @@ def plan_create(
         left_out
     ):  # an id posted from a page, not an agent of this workspace: refused, not kept
         raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
-    inputs, reads = read_plan_inputs(
-        workspace=workspace,
-        kind=kind,
-        bundle_version=bundle_version,
-        installation=installation,
-        agent_ids=agent_ids,
-        fork_choices=fork_choices,
-        leave_out=left_out,
-    )
-    if len(inputs.agents) != len(set(agent_ids)):
-        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
-    draft = compute_plan(inputs)
+    depth: dict[str, int] = {}
+    while True:
+        inputs, reads = read_plan_inputs(
+            workspace=workspace,
+            kind=kind,
+            bundle_version=bundle_version,
+            installation=installation,
+            agent_ids=agent_ids,
+            fork_choices=fork_choices,
+            leave_out=left_out,
+            reslug_depth=depth,
+        )
+        if len(inputs.agents) != len(set(agent_ids)):
+            raise ValidationFailed(
+                f"Every agent must belong to {workspace.name}", code="bad_agent"
+            )
+        try:
+            draft = compute_plan(inputs)
+            break
+        except SlugsUnread as unread:
+            # A long run of taken re-slugs: read four times as many candidates, again.
+            depth[unread.name] = depth.get(unread.name, RESLUG_CANDIDATES) * 4
     _check_choices(fork_choices, draft.steps)
     reads = relevant_reads(reads, draft.steps, inputs)
     what = f"{bundle_version or bundle}"
