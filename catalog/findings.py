@@ -372,7 +372,7 @@ def scan_skill(
         found.append(Finding(
             "undeclared_host", INFO, skill, first_file, first_line, listed,
             f"names {len(named)} host(s) the bundle does not declare (links are often "
-            f"documentation; its agents cannot reach them without a rule): {listed}",
+            "documentation; its agents cannot reach them without a rule)",
         ))  # fmt: skip
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
     return sorted(found, key=lambda f: (order[f.severity], f.file != "SKILL.md", f.file, f.line))
