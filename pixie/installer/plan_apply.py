@@ -30,6 +30,7 @@ from pixie.audit import audited
 from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
 
+from .plan_core import cascade
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
 from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
 from .steps import Step
@@ -101,6 +102,9 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
     their bodies (a merge's body is the plan's own), its hosts and its credential names."""
     signer = verified.bundle_version.bundle.publisher.name
     bodies = verified.bodies
+    # Where each catalog skill lands here: a body's mentions follow a skill that lands
+    # under another slug (a re-slug, or a local rename), as the plan computed them.
+    landing = {s["catalog_slug"]: s["slug"] for s in plan.steps if "catalog_slug" in s}
     for step in (s for s in plan.steps if "skill_version_id" in s):
         slug = step.get("catalog_slug") or step.get("slug", "")
         if step["skill_version_id"] not in bodies:
@@ -109,7 +113,8 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
             step["type"] in ("skill.update", "skill.fork")
             and step.get("choice", "take") == "take"
         )
-        if brings_catalog_body and step.get("body") != bodies.get(step["skill_version_id"]):
+        signed = cascade(bodies.get(step["skill_version_id"], ""), landing)
+        if brings_catalog_body and step.get("body") != signed:
             raise ContentNotAsSigned(
                 f"the content of @{slug} does not match what {signer} signed (SKILL.md)"
             )

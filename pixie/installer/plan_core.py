@@ -334,7 +334,8 @@ def _slug_map(inputs: PlanInputs) -> tuple[dict[str, str], list[SkillReuse | Ski
     return landing, renames
 
 
-def _cascade(body: str, landing: dict[str, str]) -> str:
+def cascade(body: str, landing: dict[str, str]) -> str:
+    """The body with its mentions of each catalog slug rewritten to where it lands here."""
     for old, new in landing.items():
         if old != new and old in parse_mentions(body):
             body = apply_rename(old, new, body)
@@ -347,7 +348,7 @@ def _skill_steps(inputs: PlanInputs) -> list[Step]:
     landing, steps = _slug_map(inputs)
     budget = DiffBudget()  # one budget for the whole plan's file diffs
     for position, skill in enumerate(target.skills, start=1):
-        body = _cascade(skill.body, landing)
+        body = cascade(skill.body, landing)
         slug = landing[skill.slug]
         installed = inputs.installed.get(skill.slug)
         if installed is None and any(
@@ -373,7 +374,7 @@ def _skill_steps(inputs: PlanInputs) -> list[Step]:
             )
             continue
         upstream = installed.upstream
-        base_body = _cascade(upstream.body, landing) if upstream else ""
+        base_body = cascade(upstream.body, landing) if upstream else ""
         edited = upstream is None or (
             (installed.name, installed.description, installed.body, installed.frontmatter)
             != (upstream.name, upstream.description, base_body, upstream.frontmatter)

@@ -32,6 +32,7 @@ from catalog.services.signing import (
     bundle_version_verify,
     publisher_key_rotate,
 )
+from catalog.services.workspace_skills import skill_create
 from egress.models import EgressRule
 from pixie.errors import ImmutableError
 from pixie.installer.plans import plan_create
@@ -373,3 +374,18 @@ def test_signed_here_dumped_and_loaded_on_another_server(ledger, tmp_path):
     assert "Loaded ledger-tools 1.0.0 and published" in loaded.stdout
     verified = manage("bundle_verify")
     assert "All 1 published versions match what their publisher signed." in verified.stdout
+
+
+def test_a_body_whose_mentions_follow_a_reslug_still_matches_the_signature(
+    ledger, acme, owner, django_capture_on_commit_callbacks
+):
+    """@ledger-lookup is taken here by a skill of the workspace's own: the incoming one
+    lands as @ledger-lookup-2 and @ledger-export's mentions follow it. That rewrite is the
+    plan's, not a tamper: the apply checks the signed body with the same rewrite."""
+    skill_create(workspace=acme, slug="ledger-lookup", name="Our lookup",
+                 short_description="Ours.", body="Look it up our way.", actor=owner)  # fmt: skip
+    plan = approve_and_apply(plan_install(acme, ledger, owner), owner,
+                             django_capture_on_commit_callbacks)  # fmt: skip
+    assert plan.status == Plan.State.APPLIED, plan.error
+    export = WorkspaceSkill.objects.get(workspace=acme, slug="ledger-export")
+    assert "@ledger-lookup-2" in export.head.body
