@@ -36,6 +36,7 @@ from rest_framework.views import APIView  # noqa: E402
 import pixie.installer.plan_apply as plan_apply_module  # noqa: E402
 from catalog.models import Plan  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
+from pixie.models import Membership, Workspace  # noqa: E402
 
 RUNS = 21
 spent: dict[str, float] = defaultdict(float)
@@ -114,6 +115,7 @@ def apply_profile() -> None:
         apply,
         [
             (plan_apply_module, "staleness", "staleness check (re-reads what the plan read)"),
+            (plan_apply_module, "bundle_version_verify", "checking the publisher's signature"),
             (plan_apply_module, "_apply_steps", "the writes (bulk inserts and updates)"),
             (reversion.revisions, "_add_to_revision", "…of which serializing the history"),
             (reversion.revisions, "_save_revision", "saving the history (one revision)"),
@@ -126,6 +128,9 @@ def apply_profile() -> None:
 def api_profile() -> None:
     call_command("demo", verbosity=0, stdout=io.StringIO())
     user = get_user_model().objects.create_user("profile-reader")
+    # A reader of the demo workspace: a login of no workspace sees no catalog at all.
+    Membership.objects.create(workspace=Workspace.objects.get(slug="acme"), user=user,
+                              role=Membership.Role.MEMBER)  # fmt: skip
     client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     for url in ("/livez", "/api/bundles/", "/api/bundles/accounts-receivable/versions/2.2.0/"):
         assert client.get(url).status_code == 200  # warm

@@ -43,6 +43,15 @@ class WorkspaceSkill(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["workspace", "slug"], name="skill_slug_per_workspace")
         ]
+        indexes = [
+            # A reinstall looks for the workspace's archived skills only: few, whatever the
+            # workspace holds (plan_inputs._installed_skills).
+            models.Index(
+                fields=["workspace"],
+                condition=models.Q(archived_at__isnull=False),
+                name="archived_skill_per_workspace",
+            )
+        ]
 
     def __str__(self):
         return f"@{self.slug}"

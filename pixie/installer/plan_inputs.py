@@ -198,13 +198,26 @@ def read_plan_inputs(
     mine = {s.skill_id for s in installed.values()}
     if only_slugs is not None:
         slugs = only_slugs | incoming
+        occupied, heads = _namespace(workspace, mine, slugs)
     else:
         slugs = incoming | {s.slug for s in installed.values()}
+        occupied, heads = _namespace(workspace, mine, slugs)
+        # Re-slug candidates only for the skills that collide (usually none: no query).
+        taken = set(occupied) | {s.slug for s in installed.values()}
         depth = reslug_depth or {}
-        for skill in target.skills if target else ():
-            count = depth.get(skill.name, RESLUG_CANDIDATES)
-            slugs |= set(itertools.islice(slug_candidates(skill.name), count))
-    occupied, heads = _namespace(workspace, mine, slugs)
+        candidates = {
+            slug
+            for skill in (target.skills if target else ())
+            if skill.slug not in installed and skill.slug in taken
+            for slug in itertools.islice(
+                slug_candidates(skill.name), depth.get(skill.name, RESLUG_CANDIDATES)
+            )
+        } - slugs
+        if candidates:
+            more, more_heads = _namespace(workspace, mine, candidates, tools=False)
+            occupied.update(more)
+            heads.update(more_heads)
+            slugs |= candidates
     egress, needed, credentials = _reach(workspace, installation)
     agents, attached = _chosen_agents(workspace, agent_ids)
     pins, follows, overrides, holders = _agents_using(mine)
@@ -257,10 +270,12 @@ def read_plan_inputs(
 RESLUG_CANDIDATES = 8
 
 
-def _namespace(workspace, mine: set[int], slugs: set[str]):
-    """Who holds each of ``slugs`` (tools, and skills not of this installation), and each
-    such skill's head: one query by the (workspace, slug) index."""
-    occupied: dict[str, str] = dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool")
+def _namespace(workspace, mine: set[int], slugs: set[str], tools: bool = True):
+    """Who holds each of ``slugs`` (the tools, with ``tools``; skills not of this
+    installation), and each such skill's head: one query by the (workspace, slug) index."""
+    occupied: dict[str, str] = (
+        dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool") if tools else {}
+    )
     heads: dict[str, int | None] = {}
     # Unordered: the default ordering joins the workspace to sort 10,000 rows for nothing.
     namespace = WorkspaceSkill.objects.filter(workspace=workspace, slug__in=slugs).order_by()
