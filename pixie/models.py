@@ -1,10 +1,20 @@
-"""Workspaces and their members: the unit every permission is checked against."""
+"""Workspaces and their members: the unit every permission is checked against; the API
+tokens that act for a person; the notifications a person is sent."""
 
 import reversion
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from .namespace_fields import SlugField
+
+
+class PolicyLevel(models.TextChoices):
+    """How hard an approval rule holds (pixie.installer.policy)."""
+
+    OFF = "off", "Off"
+    ADVISORY = "advisory", "Advisory (shown on the plan)"
+    REQUIRED = "required", "Required (blocks approval)"
 
 
 @reversion.register()
@@ -12,6 +22,26 @@ class Workspace(models.Model):
     slug = SlugField(unique=True)
     name = models.CharField(max_length=80)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The approval policy, one level per rule (pixie.installer.policy says what each means).
+    policy_second_owner = models.CharField(
+        "a plan that expands reach needs a second owner",
+        max_length=10, choices=PolicyLevel.choices, default=PolicyLevel.OFF,
+    )  # fmt: skip
+    policy_expiry = models.CharField(
+        "plans expire", max_length=10, choices=PolicyLevel.choices, default=PolicyLevel.OFF
+    )
+    policy_expiry_days = models.PositiveSmallIntegerField(
+        "days a plan stays open", default=14,
+        validators=[MinValueValidator(1), MaxValueValidator(365)],
+    )  # fmt: skip
+    policy_findings = models.CharField(
+        "findings block approval", max_length=10, choices=PolicyLevel.choices,
+        default=PolicyLevel.OFF,
+    )  # fmt: skip
+    policy_findings_severity = models.CharField(
+        "findings of this severity or worse", max_length=10,
+        choices=[("warning", "Warning"), ("refuse", "Refused at publish")], default="warning",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["slug"]
@@ -111,6 +141,7 @@ def where_in_words(scope: str, workspace_name: str | None) -> str:
     name = workspace_name or "a deleted workspace"
     return f"{name} and the catalog" if scope == AuditEntry.Scope.WORKSPACE_AND_CATALOG else name
 
+
 class AuditChain(models.Model):
     """The head of one chain of audit digests: how long it is and its last digest. Its
     row is the chain's lock: a writer extends the chain holding it (pixie.audit_chain)."""
@@ -142,3 +173,92 @@ class AuditCheck(models.Model):
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+@reversion.register(exclude=["key_hash", "last_used_at"])
+class ApiToken(models.Model):
+    """A person's API token (pixie.tokens): the secret is shown once and only its SHA-256
+    is kept. It acts for its person, limited to one workspace and to reading when it says
+    so; revoked, it fails on the next request."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=80)
+    # The secret's first characters, shown so a person tells their tokens apart.
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    read_only = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Notification(models.Model):
+    """Something a person is told, in their workspace home and, if they chose, by email
+    (pixie.notifications). One event reaches a person once: (user, event) is unique."""
+
+    class Kind(models.TextChoices):
+        PLAN_WAITING = "plan_waiting", "A plan waits for my approval"
+        PLAN_FAILED = "plan_failed", "An apply failed or a plan went stale"
+        SHARE_ARRIVED = "share_arrived", "A share arrived"
+        VERSION_YANKED = "version_yanked", "A version my workspace runs was yanked"
+        VERSION_PUBLISHED = "version_published", "A newer version of an installed bundle"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    event = models.CharField(max_length=120)  # e.g. "plan:12:waiting"
+    title = models.CharField(max_length=300)
+    url = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    email_wanted = models.BooleanField(default=False)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "event"], name="one_notification_an_event")
+        ]
+        indexes = [models.Index(fields=["user", "workspace", "-created_at"])]
+
+    def __str__(self):
+        return self.title
+
+
+class NotificationChoice(models.Model):
+    """A person's choice for one kind of notification; no row means both on."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_choices"
+    )
+    kind = models.CharField(max_length=20, choices=Notification.Kind.choices)
+    in_home = models.BooleanField(default=True)
+    by_email = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "kind"], name="one_choice_a_kind")]
+
+    def __str__(self):
+        return f"{self.user}: {self.get_kind_display()}"

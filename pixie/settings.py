@@ -388,3 +388,22 @@ PIXIE_BUNDLE_MAX_FILES = int(os.environ.get("PIXIE_BUNDLE_MAX_FILES", "20000"))
 # file past this size instead of memory; the admin upload refuses a larger body
 # before reading it.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# Email (pixie.notifications): printed on the console unless an SMTP server is set;
+# EMAIL_URL-style settings are Django's own, each from the environment.
+EMAIL_BACKEND = os.environ.get(
+    "PIXIE_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_HOST = os.environ.get("PIXIE_EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("PIXIE_EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("PIXIE_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("PIXIE_EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("PIXIE_EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("PIXIE_EMAIL_FROM", "Pixie <pixie@localhost>")
+# Links in emails and one-time password links start here (PIXIE_PUBLIC_URL by default).
+PIXIE_SITE_URL = os.environ.get("PIXIE_SITE_URL", PIXIE_PUBLIC_URL).rstrip("/")
+# How often proposed plans past their workspace's expiry are marked stale.
+CELERY_BEAT_SCHEDULE["expire-plans"] = {
+    "task": "pixie.installer.tasks.expire_plans",
+    "schedule": float(os.environ.get("PIXIE_PLAN_EXPIRE_EVERY", "3600")),
+}

@@ -83,6 +83,16 @@ class Plan(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Its asker left (pixie.offboarding): another owner takes it over or rejects it.
+    asker_left_at = models.DateTimeField(null=True, blank=True)
+    taken_over_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # Why Pixie prepared it itself (after a yank), when nobody asked for it.
+    prepared_because = models.CharField(max_length=400, blank=True)
+    # The approval rules as they stood at approval, and who satisfied each
+    # (pixie.installer.policy).
+    policy = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
