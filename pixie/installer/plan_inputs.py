@@ -13,7 +13,16 @@ import itertools
 import json
 
 from django.conf import settings
-from django.db.models import CharField, F, Q, Value, prefetch_related_objects
+from django.db.models import (
+    BooleanField,
+    CharField,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    Q,
+    Value,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Coalesce, Length
 
 from agents.models import Agent, AgentSkill
@@ -141,9 +150,7 @@ def _with_files(target, installed):
         files.sort(key=lambda f: f.path)
 
     def filed(skill):
-        return dataclasses.replace(
-            skill, files=tuple(found.get(("version", skill.version_id), ()))
-        )
+        return dataclasses.replace(skill, files=tuple(found.get(("version", skill.version_id), ())))
 
     if target is not None:
         target = dataclasses.replace(
@@ -271,18 +278,33 @@ RESLUG_CANDIDATES = 8
 
 
 def _namespace(workspace, mine: set[int], slugs: set[str], tools: bool = True):
-    """Who holds each of ``slugs`` (the tools, with ``tools``; skills not of this
-    installation), and each such skill's head: one query by the (workspace, slug) index."""
-    occupied: dict[str, str] = (
-        dict.fromkeys(Tool.objects.values_list("slug", flat=True), "tool") if tools else {}
-    )
-    heads: dict[str, int | None] = {}
+    """Who holds each of ``slugs`` (skills not of this installation), and each such skill's
+    head; with ``tools``, every tool too (a mention of a tool resolves). One query: a UNION
+    of the tools and the skills read by the (workspace, slug) index."""
+    every_tool = (
+        Tool.objects.order_by()
+        .annotate(of=Value("tool", output_field=CharField()), sid=Value(0), s=F("slug"),
+                  hid=Value(None, output_field=IntegerField()))
+        .values_list("of", "sid", "s", "hid")
+    )  # fmt: skip
     # Unordered: the default ordering joins the workspace to sort 10,000 rows for nothing.
-    namespace = WorkspaceSkill.objects.filter(workspace=workspace, slug__in=slugs).order_by()
-    for skill_id, slug, head_id in namespace.values_list("id", "slug", "head_id"):
+    skills = (
+        WorkspaceSkill.objects.filter(workspace=workspace, slug__in=slugs)
+        .order_by()
+        .annotate(of=Value("skill", output_field=CharField()), sid=F("id"), s=F("slug"),
+                  hid=F("head_id"))
+        .values_list("of", "sid", "s", "hid")
+    )  # fmt: skip
+    occupied: dict[str, str] = {}
+    heads: dict[str, int | None] = {}
+    rows = every_tool.union(skills, all=True) if tools else skills
+    for of, skill_id, slug, head_id in rows:
+        if of == "tool":
+            occupied[slug] = "tool"
+            continue
         heads[slug] = head_id
         if skill_id not in mine:
-            occupied[slug] = "skill"
+            occupied.setdefault(slug, "skill")
     return occupied, heads
 
 
@@ -316,27 +338,43 @@ def _occupants(workspace, incoming: set[str], mine: set[int]) -> dict[str, tuple
 
 
 def _reach(workspace, installation):
-    """The workspace's egress rules, what other installations need, its credentials."""
-    egress = {
-        (host, port): plan_id is not None
-        for host, port, plan_id in EgressRule.objects.filter(workspace=workspace).values_list(
-            "host", "port", "plan_id"
-        )
-    }
+    """The workspace's egress rules, what other installations need, its credentials: one
+    query (a UNION of the four reads, each row tagged with what it is)."""
     others = Installation.objects.filter(workspace=workspace)
     if installation is not None:
         others = others.exclude(pk=installation.pk)
     other_versions = others.values("bundle_version_id")
-    needed = set(
-        BundleHost.objects.filter(bundle_version__in=other_versions).values_list("host", "port")
-    ) | set(
-        BundleCredential.objects.filter(bundle_version__in=other_versions).values_list(
-            "name", flat=True
+
+    def tagged(queryset, of: str, a, b, c):
+        return (
+            queryset.order_by()
+            .annotate(of=Value(of, output_field=CharField()), a=a, b=b, c=c)
+            .values_list("of", "a", "b", "c")
         )
-    )
-    credentials = dict(
-        CredentialRequirement.objects.filter(workspace=workspace).values_list("name", "confirmed")
-    )
+
+    no_port, no = Value(0), Value(False, output_field=BooleanField())
+    rows = tagged(
+        EgressRule.objects.filter(workspace=workspace), "egress", F("host"), F("port"),
+        ExpressionWrapper(Q(plan__isnull=False), output_field=BooleanField()),
+    ).union(
+        tagged(BundleHost.objects.filter(bundle_version__in=other_versions), "host",
+               F("host"), F("port"), no),
+        tagged(BundleCredential.objects.filter(bundle_version__in=other_versions), "name",
+               F("name"), no_port, no),
+        tagged(CredentialRequirement.objects.filter(workspace=workspace), "credential",
+               F("name"), no_port, F("confirmed")),
+        all=True,
+    )  # fmt: skip
+    egress, needed, credentials = {}, set(), {}
+    for of, a, b, c in rows:
+        if of == "egress":
+            egress[a, b] = bool(c)
+        elif of == "host":
+            needed.add((a, b))
+        elif of == "name":
+            needed.add(a)
+        else:
+            credentials[a] = bool(c)
     return egress, needed, credentials
 
 
@@ -442,9 +480,7 @@ def _mentions_of(agent_ids: set[int], removing: set[str]) -> dict:
         )
         .filter(holds)
         .order_by("agent_id", "position", "pk")
-        .values_list(
-            "agent_id", "skill__slug", "running_body", "pinned_revision_id", "override_id"
-        )
+        .values_list("agent_id", "skill__slug", "running_body", "pinned_revision_id", "override_id")
     ):
         # "follows": it runs the head, which the plan may change (then it reads that body).
         found.setdefault(agent_id, []).append((slug, body, pinned is None and override is None))
