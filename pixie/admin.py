@@ -11,7 +11,11 @@ from django.utils.html import format_html
 
 from catalog.models import Plan
 
+from . import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
+from .admin_members import MembersPages
+from .admin_notifications import NotificationPages
 from .admin_pages import AdminPages, WorkspacePages
+from .admin_policy import PolicyPages
 from .admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin
 from .audit_log import (
     CATALOG,
@@ -26,7 +30,7 @@ from .audit_log import (
     object_types,
     with_objects,
 )
-from .dashboard import workspace_dashboard
+from .dashboard import viewer_notifications, workspace_dashboard
 from .errors import PixieError, ValidationFailed
 from .installer.plans import plan_create, version_to_plan
 from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
@@ -43,7 +47,9 @@ class MembershipInline(SharedChoicesInline):
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
+class WorkspaceAdmin(
+    MembersPages, PolicyPages, NotificationPages, WorkspacePages, WorkspaceScopedAdmin
+):
     workspace_field = "id"
     list_display = ["name", "slug", "created_at", "dashboard_link"]
     search_fields = ["name", "slug"]
@@ -56,7 +62,14 @@ class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
         plan = self.page_path(
             "<int:workspace_id>/plan/", self.plan_view, "pixie_workspace_plan", post_only=True
         )
-        return [dashboard, plan, *super().get_urls()]
+        return [
+            dashboard,
+            plan,
+            *self.members_urls(),
+            *self.policy_urls(),
+            *self.notification_urls(),
+            *super().get_urls(),
+        ]
 
     @admin.display(description="Dashboard")
     def dashboard_link(self, obj):
@@ -71,6 +84,7 @@ class WorkspaceAdmin(WorkspacePages, WorkspaceScopedAdmin):
             "admin/pixie/workspace/dashboard.html",
             f"{workspace.name} at a glance",
             **workspace_dashboard(workspace=workspace),
+            **viewer_notifications(user=request.user, workspace=workspace),
             workspace=workspace,
             is_owner=self.is_owner(request, workspace),
             workspace_role=self.workspace_role(request, workspace),

@@ -10,6 +10,7 @@ The public inbox is a plain Django view, which the generator does not see; the
 postprocessing hook `inbox_operation` writes its entry.
 """
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework.permissions import AllowAny
@@ -102,9 +103,7 @@ class QueryParametersSchema(PixieAutoSchema):
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction == "response":
-            responses.setdefault(
-                "400", _refusal("A query parameter is not what it should be")
-            )
+            responses.setdefault("400", _refusal("A query parameter is not what it should be"))
         return responses
 
 
@@ -182,3 +181,19 @@ def inbox_operation(result, generator, request, public):
         }
     }
     return result
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """pixie.tokens.ApiTokenAuthentication: ``Authorization: Token pixie_…``."""
+
+    target_class = "pixie.tokens.ApiTokenAuthentication"
+    name = "personalTokenAuth"
+    priority = 1
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "A person's API token, made at /api/tokens/: `Token pixie_…`.",
+        }

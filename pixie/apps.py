@@ -17,6 +17,15 @@ class PixieConfig(AppConfig):
 
         post_revision_commit.connect(record_entry, dispatch_uid="pixie-audit-entry")
 
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_save
+
+        from .offboarding import user_deactivated
+
+        post_save.connect(
+            user_deactivated, sender=get_user_model(), dispatch_uid="pixie-offboarding"
+        )
+
         connection_created.connect(sqlite_real_parameter_limit, dispatch_uid="pixie-sqlite-limit")
 
 

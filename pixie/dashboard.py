@@ -10,6 +10,7 @@ from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
 from pixie.installer.repoint import pins_behind
+from pixie.notifications import notifications_shown
 
 
 def workspace_dashboard(*, workspace) -> dict:
@@ -117,3 +118,22 @@ def _catalog(workspace, *, installed: dict) -> dict:
         })  # fmt: skip
     total = len(shown) if len(shown) < CATALOG_SHOWN else bundles.count()
     return {"catalog": rows, "catalog_total": total}
+
+
+def viewer_notifications(*, user, workspace) -> dict:
+    """The viewer's notifications in the workspace, unread first (the first SECTION_SHOWN),
+    and how many there are and are unread: one query, two when there are more."""
+    rows = notifications_shown(user=user, workspace=workspace)
+    shown = list(rows[: SECTION_SHOWN + 1])
+    if len(shown) <= SECTION_SHOWN:
+        total, unread = len(shown), sum(1 for n in shown if n.read_at is None)
+    else:
+        counts = rows.aggregate(
+            total=Count("pk"), unread=Count("pk", filter=Q(read_at__isnull=True))
+        )
+        total, unread = counts["total"], counts["unread"]
+    return {
+        "notifications": shown[:SECTION_SHOWN],
+        "notifications_total": total,
+        "notifications_unread": unread,
+    }

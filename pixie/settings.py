@@ -190,11 +190,16 @@ CELERY_ACCEPT_CONTENT = ["json"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Token first so a refused request answers 401 with WWW-Authenticate.
+        # Tokens first so a refused request answers 401 with WWW-Authenticate: a person's
+        # own (pixie.tokens), then DRF's older one-per-login tokens.
+        "pixie.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "pixie.tokens.TokenLimits",  # read-only and one-workspace tokens
+    ],
     "DEFAULT_PAGINATION_CLASS": "pixie.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "pixie.api_schema.PixieAutoSchema",
@@ -222,6 +227,8 @@ SPECTACULAR_SETTINGS = {
         "SkillChangeEnum": "catalog.api.serializers.SKILL_CHANGES",
         "FindingKindEnum": "catalog.api.serializers.FINDING_KINDS",
         "FindingSeverityEnum": "catalog.api.serializers.FINDING_SEVERITIES",
+        "MembershipRoleEnum": "pixie.models.Membership.Role",
+        "PolicyLevelEnum": "pixie.models.PolicyLevel",
     },
     # Path parameters say what their URL converters match; anything else is a 404.
     "PATH_CONVERTER_OVERRIDES": {
@@ -402,6 +409,9 @@ EMAIL_USE_TLS = env_bool("PIXIE_EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("PIXIE_EMAIL_FROM", "Pixie <pixie@localhost>")
 # Links in emails and one-time password links start here (PIXIE_PUBLIC_URL by default).
 PIXIE_SITE_URL = os.environ.get("PIXIE_SITE_URL", PIXIE_PUBLIC_URL).rstrip("/")
+# The admin signs people in; a one-time password link works for three days.
+LOGIN_URL = "admin:login"
+PASSWORD_RESET_TIMEOUT = 3 * 24 * 3600
 # How often proposed plans past their workspace's expiry are marked stale.
 CELERY_BEAT_SCHEDULE["expire-plans"] = {
     "task": "pixie.installer.tasks.expire_plans",

@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from pixie import history_api
+from pixie import history_api, people_api
 from pixie.health import healthz, livez
 from pixie.home import favicon, home
 
@@ -16,11 +17,26 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),
     path("admin/", admin.site.urls),
+    # The one-time link an owner gives a person whose login they made (pixie.members).
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            success_url=reverse_lazy("password-set-done"),
+            extra_context={"site_header": admin.site.site_header},
+        ),
+        name="password-set",
+    ),
+    path(
+        "accounts/set-password/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password-set-done",
+    ),
     path("api/", include("catalog.api.urls")),
     path("api/", include("egress.urls")),
     path("api/", include("agents.urls")),
     path("api/", include("pixie.installer.urls")),
     path("api/", include("pixie.sharing.urls")),
+    path("api/", include("pixie.notifications_api")),
     path(
         "api/workspaces/<slug:workspace>/history/",
         history_api.WorkspaceHistory.as_view(),
@@ -31,6 +47,28 @@ urlpatterns = [
         history_api.HistoryEntryObjects.as_view(),
         name="workspace-history-objects",
     ),
+    path(
+        "api/workspaces/<slug:workspace>/members/",
+        people_api.MemberList.as_view(),
+        name="member-list",
+    ),
+    path(
+        "api/workspaces/<slug:workspace>/members/<str:username>/",
+        people_api.MemberDetail.as_view(),
+        name="member-detail",
+    ),
+    path(
+        "api/workspaces/<slug:workspace>/tokens/",
+        people_api.WorkspaceTokens.as_view(),
+        name="workspace-token-list",
+    ),
+    path(
+        "api/workspaces/<slug:workspace>/tokens/<int:pk>/",
+        people_api.WorkspaceToken.as_view(),
+        name="workspace-token-detail",
+    ),
+    path("api/tokens/", people_api.MyTokens.as_view(), name="token-list"),
+    path("api/tokens/<int:pk>/", people_api.MyToken.as_view(), name="token-detail"),
     path("api/audit/", history_api.AuditLog.as_view(), name="audit-log"),
     path("api/audit/export.csv", history_api.AuditExportCSV.as_view(), name="audit-csv"),
     path("api/audit/export.jsonl", history_api.AuditExportJSONL.as_view(), name="audit-jsonl"),

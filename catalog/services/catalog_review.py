@@ -19,6 +19,8 @@ from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.permissions import require_operator
 
+from .release_notices import notify_version_published
+
 
 def catalog_entries(*, publisher: Publisher | None) -> list[CatalogEntry]:
     """Other publishers' bundles with a version in the catalog (one query)."""
@@ -112,6 +114,7 @@ def catalog_review_approve(*, bundle_version: BundleVersion, actor) -> BundleVer
                 "catalog_reviewed_by",
             ]
         )
+        notify_version_published(locked)  # other workspaces see it now
         return locked
 
 

@@ -19,6 +19,7 @@ from pixie.permissions import is_operator
 
 from .catalog_review import review_at_publish
 from .findings import bundle_version_scan, finding_line, refusing
+from .release_notices import bundle_version_yanked, notify_version_published
 from .signing import SIGNATURE_FIELDS, bundle_version_sign
 
 
@@ -153,6 +154,7 @@ def bundle_version_publish(
                 *SIGNATURE_FIELDS,
             ]
         )
+        notify_version_published(locked)
         return locked
 
 
@@ -210,4 +212,6 @@ def bundle_version_yank(*, bundle_version: BundleVersion, actor, reason: str) ->
         locked.yanked_by = actor
         locked.yank_reason = reason[:400]
         locked.save(update_fields=["status", "yanked_at", "yanked_by", "yank_reason"])
+        # The installer prepares each affected workspace's plan once this commits.
+        bundle_version_yanked.send(sender=BundleVersion, bundle_version=locked)
         return locked

@@ -43,7 +43,9 @@ from pixie.models import Membership, Workspace
 from .plan_apply import SIGNED_KINDS
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
+from .policy import blocking, plan_policy
 from .repoint import progress_of, repoint_backlog, repoint_create
+from .takeover import plan_take_over
 
 
 @admin.register(Installation)
@@ -192,6 +194,9 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             page(f"{plan}/review/", self.review_view, "catalog_plan_review"),
             page(f"{plan}/approve/", self.approve_view, "catalog_plan_approve", post_only=True),
             page(f"{plan}/reject/", self.reject_view, "catalog_plan_reject", post_only=True),
+            page(
+                f"{plan}/take-over/", self.take_over_view, "catalog_plan_take_over", post_only=True
+            ),
             page(f"{plan}/choices/", self.choices_view, "catalog_plan_choices", post_only=True),
             page(f"{plan}/status/", self.status_view, "catalog_plan_status"),
             page(f"{plan}/skill/<slug:slug>/", self.skill_view, "catalog_plan_skill"),
@@ -215,6 +220,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             "installation__bundle_version",
             "created_by",
             "decided_by",
+            "taken_over_by",
         )
         return self.page_object(request, plan_id, plans)
 
@@ -264,6 +270,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     def review_view(self, request, plan_id):
         plan = self._plan(request, plan_id)
         role = self.workspace_role(request, plan)
+        # The approval rules for this viewer (stored ones once decided): no query.
+        policy = plan_policy(plan, viewer=request.user, role=role)
         return self.render_page(
             request,
             "admin/catalog/plan/review.html",
@@ -276,6 +284,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             holders=any(s["type"] in ("agent.gains", "agent.left_out") for s in plan.steps),
             can_decide=role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED,
             is_member_only=role == Membership.Role.MEMBER,
+            policy=[rule for rule in policy if rule["level"] != "off"],
+            policy_blocks=blocking(policy) if plan.status == Plan.State.PROPOSED else [],
             unconfirmed=[
                 s["name"]
                 for s in plan.steps
@@ -366,6 +376,17 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             self.report(request, exc)
         else:
             self.message_user(request, f"Plan #{plan.pk} rejected.")
+        return self._back(plan_id)
+
+    def take_over_view(self, request, plan_id):
+        """An owner takes over a waiting plan whose asker left (pixie.offboarding)."""
+        plan = self._plan(request, plan_id)
+        try:
+            plan_take_over(plan=plan, actor=request.user)
+        except PixieError as exc:
+            self.report(request, exc)
+        else:
+            self.message_user(request, f"Plan #{plan.pk} is yours now: approve or reject it.")
         return self._back(plan_id)
 
     def choices_view(self, request, plan_id):
@@ -460,6 +481,7 @@ def _generations_page(installation, before: str | None) -> dict:
         "generations_older": shown[-1].number if older else None,
         "generations_paged": bool(before),
     }
+
 
 def _file_row(facts: dict) -> dict:
     """A file of a merge (content_diff.FileInfo.as_dict) as file_rows shows files."""

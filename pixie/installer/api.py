@@ -15,8 +15,10 @@ from agents.models import Agent
 from catalog.models import Generation, Installation, Plan
 from pixie.api import InWorkspace
 from pixie.errors import ValidationFailed
+from pixie.permissions import require_owner
 
 from .plans import installed, plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
+from .policy import policy_settings, policy_update
 from .repoint import repoint_create
 from .serializers import (
     GenerationSerializer,
@@ -24,8 +26,11 @@ from .serializers import (
     PlanRequestSerializer,
     PlanSerializer,
     PlanSummarySerializer,
+    PolicyChangeSerializer,
+    PolicySerializer,
     RejectSerializer,
 )
+from .takeover import plan_take_over
 
 
 def plans_of(workspace):
@@ -35,6 +40,7 @@ def plans_of(workspace):
         "installation__bundle",
         "created_by",
         "decided_by",
+        "taken_over_by",
     )
 
 
@@ -43,6 +49,10 @@ class PlanList(InWorkspace, generics.ListAPIView):
 
     def get_queryset(self):
         return plans_of(self.workspace())
+
+    def _shown(self, plan) -> dict:
+        # With the request: the plan's approval rules are evaluated for its asker.
+        return PlanSerializer(plan, context=self.get_serializer_context()).data
 
     @extend_schema(request=PlanRequestSerializer, responses={201: PlanSerializer})
     def post(self, request, workspace):
@@ -66,7 +76,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
             plan = repoint_create(
                 workspace=ws, actor=request.user, agents=agents, installation=installation
             )
-            return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
+            return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
         if data["kind"] == Plan.Kind.ROLLBACK:
             plan = plan_rollback(
                 workspace=ws,
@@ -77,7 +87,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
                 fork_choices=data["fork_choices"],
                 leave_out=leave_out,
             )
-            return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
+            return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
         bundle_version = version_to_plan(
             ws, kind=data["kind"], bundle=data["bundle"], version=data.get("version")
         )
@@ -90,7 +100,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
             fork_choices=data["fork_choices"],
             leave_out=leave_out,
         )
-        return Response(PlanSerializer(plans_of(ws).get(pk=plan.pk)).data, status=201)
+        return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
 
 
 class PlanDetail(InWorkspace, generics.RetrieveAPIView):
@@ -109,6 +119,17 @@ class PlanApprove(InWorkspace, APIView):
         return Response(PlanSummarySerializer(plan).data, status=status.HTTP_202_ACCEPTED)
 
 
+class PlanTakeOver(InWorkspace, APIView):
+    @extend_schema(request=None, responses=PlanSummarySerializer)
+    def post(self, request, workspace, pk):
+        plan = generics.get_object_or_404(plans_of(self.workspace()), pk=pk)
+        plan_take_over(plan=plan, actor=request.user)
+        plan = plans_of(self.workspace()).get(pk=pk)
+        # The policy of a proposed plan is evaluated for who reads it: the request.
+        context = {"request": request, "view": self}
+        return Response(PlanSummarySerializer(plan, context=context).data)
+
+
 class PlanReject(InWorkspace, APIView):
     @extend_schema(request=RejectSerializer, responses={200: PlanSummarySerializer})
     def post(self, request, workspace, pk):
@@ -117,6 +138,24 @@ class PlanReject(InWorkspace, APIView):
         serializer.is_valid(raise_exception=True)
         plan_reject(plan=plan, actor=request.user, reason=serializer.validated_data["reason"])
         return Response(PlanSummarySerializer(plans_of(self.workspace()).get(pk=pk)).data)
+
+
+class WorkspacePolicy(InWorkspace, APIView):
+    """The workspace's approval policy: its members read it, its owners change it; each
+    change is recorded in the workspace's history."""
+
+    @extend_schema(responses=PolicySerializer)
+    def get(self, request, workspace):
+        return Response(PolicySerializer(policy_settings(self.workspace())).data)
+
+    @extend_schema(request=PolicyChangeSerializer, responses=PolicySerializer)
+    def patch(self, request, workspace):
+        ws = self.workspace()
+        require_owner(user=request.user, workspace=ws, role=self.role)  # before the body
+        serializer = PolicyChangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        ws = policy_update(workspace=ws, actor=request.user, changes=serializer.validated_data)
+        return Response(PolicySerializer(policy_settings(ws)).data)
 
 
 # An installation lists its latest generations; however many plans it has had, a page of

@@ -32,6 +32,7 @@ from pixie.models import Workspace
 
 from .plan_core import cascade
 from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
+from .plan_notices import notify_plan_ended
 from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
 from .steps import Step
 
@@ -75,6 +76,7 @@ def plan_apply(*, plan_id: int) -> str:
             why_stale = staleness(plan)
             if why_stale:
                 _finish(plan, Plan.State.STALE, why_stale)
+                notify_plan_ended([plan])
                 return Plan.State.STALE
             if plan.kind in SIGNED_KINDS:
                 # What is applied must be what the publisher signed, read inside this

@@ -81,7 +81,9 @@ def plan_timeline(plan) -> list[dict]:
     """What happened to the plan, oldest first, each with who and when: proposed, then
     approved or rejected, applying, and how it ended."""
     State = type(plan).State
-    moments = [{"state": "proposed", "label": "Proposed", "who": plan.created_by,
+    # A plan Pixie prepared itself (after a yank) has no asker.
+    asker = plan.created_by or ("Pixie" if plan.prepared_because else None)
+    moments = [{"state": "proposed", "label": "Proposed", "who": asker,
                 "when": plan.created_at}]  # fmt: skip
     if plan.status == State.REJECTED:
         moments.append({"state": "rejected", "label": "Rejected", "who": plan.decided_by,

@@ -9,15 +9,20 @@ from django.utils import timezone
 
 from catalog.models import Plan
 
+from .plan_notices import notify_plan_ended
+
 # Errors worth a retry: the database went away, not the plan being wrong.
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 APPLICABLE = (Plan.State.APPROVED, Plan.State.APPLYING)
 
+
 def plan_mark_failed(*, plan_id: int, error: str) -> None:
     with transaction.atomic():
-        Plan.objects.filter(pk=plan_id, status__in=APPLICABLE).update(
+        failed = Plan.objects.filter(pk=plan_id, status__in=APPLICABLE).update(
             status=Plan.State.FAILED, error=error[:4000], finished_at=timezone.now()
         )
+        if failed:  # its owners are told once, whoever marks it
+            notify_plan_ended([plan_id])
 
 
 def plans_stuck(*, older_than) -> list[int]:

@@ -12,9 +12,12 @@ from catalog.selectors import versions_visible_to_workspace, visible_to_workspac
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
+from pixie.models import Membership
 from pixie.permissions import require_owner
 
 from .plan_inputs import RESLUG_CANDIDATES, fingerprint, read_plan_inputs, relevant_reads
+from .plan_notices import notify_plan_waiting
+from .policy import plan_expire_if_due, policy_checks, refuse_if_blocked
 
 
 def _check_request(*, workspace, kind, bundle_version, installation, generation=None) -> None:
@@ -181,11 +184,15 @@ def plan_create(
     fork_choices: dict[str, str] | None = None,
     generation: int | None = None,
     leave_out: list | tuple = (),
+    prepared_because: str = "",
 ) -> Plan:
     """Compute a plan; nothing in the workspace changes until it is approved and applied.
     A rollback names the generation it returns to (plan_rollback finds its version).
-    ``leave_out``: agents (or ids) an upgrade does not add its new skills to."""
-    require_owner(user=actor, workspace=workspace)
+    ``leave_out``: agents (or ids) an upgrade does not add its new skills to.
+    ``prepared_because``: Pixie prepares it itself (actor None, e.g. after a yank), and
+    says why; a person asking is an owner, checked as always."""
+    if not (actor is None and prepared_because):
+        require_owner(user=actor, workspace=workspace)
     fork_choices = dict(fork_choices or {})
     if bundle_version is not None:  # the stored status decides, not a caller's copy
         bundle_version = (
@@ -241,7 +248,10 @@ def plan_create(
     what = f"{bundle_version or bundle}"
     if kind == Plan.Kind.ROLLBACK:
         what = f"{bundle.name} to generation {generation} ({bundle_version.version})"
-    with audited(actor=actor, comment=f"Planned {kind} of {what}"):
+    comment = f"Planned {kind} of {what}"
+    if prepared_because:
+        comment = f"{comment}: {prepared_because}"
+    with audited(actor=actor, comment=comment):
         Plan.objects.filter(
             workspace=workspace, bundle_version__bundle=bundle, status=Plan.State.PROPOSED
         ).update(status=Plan.State.SUPERSEDED, finished_at=timezone.now())
@@ -262,7 +272,10 @@ def plan_create(
             reads=reads,
             fingerprint=fingerprint(reads),
             created_by=actor,
+            prepared_because=prepared_because[:400],
         )
+        if not prepared_because:  # Pixie's own plan is told with its reason (after_yank)
+            notify_plan_waiting(plan, asker=actor)
     return plan
 
 
@@ -279,13 +292,36 @@ def plan_for_installation(*, installation: Installation, kind: str, actor, **kwa
 
 
 def plan_approve(*, plan: Plan, actor) -> Plan:
-    """Approve the whole plan; the apply task is queued once the approval commits."""
+    """Approve the whole plan; the apply task is queued once the approval commits.
+    The workspace's approval policy is checked first (pixie.installer.policy): a required
+    rule not satisfied refuses and changes nothing, except that a plan past a required
+    expiry becomes stale; the rules as evaluated are kept with the approval."""
     from pixie.installer.tasks import apply_plan
 
     require_owner(user=actor, workspace=plan.workspace)
+    why_stale = plan_expire_if_due(plan=plan, actor=actor)  # committed, then refused
+    if why_stale:
+        raise StateError(
+            f"Plan #{plan.pk} cannot be approved: {why_stale}, so it is stale now. "
+            "Create a new plan if it is still wanted.",
+            code="policy_expiry",
+        )
     with audited(actor=actor, comment=f"Approved plan #{plan.pk}", plan=plan):
+        # The plan's row and the policy as they stand now, held until the approval commits.
+        locked = (
+            Plan.objects.select_for_update(of=("self",))
+            .select_related("workspace", "created_by", "taken_over_by")
+            .get(pk=plan.pk)
+        )
+        checks = []
+        if locked.status == Plan.State.PROPOSED:
+            checks = policy_checks(locked, approver=actor, role=Membership.Role.OWNER)
+            refuse_if_blocked(locked, checks)
         moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
-            status=Plan.State.APPROVED, decided_by=actor, decided_at=timezone.now()
+            status=Plan.State.APPROVED,
+            decided_by=actor,
+            decided_at=timezone.now(),
+            policy=[check.as_dict() for check in checks],
         )
         if moved != 1:
             current = Plan.objects.get(pk=plan.pk)

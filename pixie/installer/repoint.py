@@ -22,6 +22,7 @@ from pixie.faults import checkpoint
 from pixie.models import Workspace
 from pixie.permissions import require_owner
 
+from .plan_notices import notify_plan_waiting
 from .plan_state import TRANSIENT_ERRORS, plan_mark_failed
 from .steps import RepointMove, RepointStay
 
@@ -122,7 +123,7 @@ def repoint_create(
         Plan.objects.filter(
             workspace=workspace, kind=Plan.Kind.REPOINT, status=Plan.State.PROPOSED
         ).update(status=Plan.State.SUPERSEDED, finished_at=timezone.now())
-        return Plan.objects.create(
+        plan = Plan.objects.create(
             workspace=workspace,
             kind=Plan.Kind.REPOINT,
             installation=installation,
@@ -133,6 +134,8 @@ def repoint_create(
             progress_total=total,
             created_by=actor,
         )
+        notify_plan_waiting(plan, asker=actor)
+        return plan
 
 
 def repoint_apply(*, plan_id: int) -> str:

@@ -7,9 +7,11 @@ from catalog.api.serializers import SignatureSerializer
 from catalog.models import Generation, Installation, Plan
 from catalog.services.signing import signature_summary
 from pixie.api import StrictSerializer
+from pixie.models import PolicyLevel
 
 from .plan_apply import SIGNED_KINDS
 from .plan_core import FORK_CHOICES
+from .policy import DAYS_RANGE, SEVERITY_WORDS, PolicyRule, plan_policy
 from .repoint import progress_of
 from .steps import FindingStep, Step
 
@@ -68,11 +70,16 @@ class PlanSerializer(serializers.ModelSerializer):
     version = serializers.CharField(source="bundle_version.version", default=None, allow_null=True)
     created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
+    taken_over_by = serializers.CharField(
+        source="taken_over_by.username", default=None, allow_null=True,
+        help_text="The owner who took the plan over after its asker left.",
+    )  # fmt: skip
     progress = serializers.SerializerMethodField()
     generation = serializers.SerializerMethodField()
     steps = serializers.SerializerMethodField()
     signature = serializers.SerializerMethodField()
     findings = serializers.SerializerMethodField()
+    policy = serializers.SerializerMethodField()
 
     class Meta:
         model = Plan
@@ -85,6 +92,7 @@ class PlanSerializer(serializers.ModelSerializer):
             "version",
             "signature",
             "findings",
+            "policy",
             "generation",
             "summary",
             "expands_reach",
@@ -92,7 +100,10 @@ class PlanSerializer(serializers.ModelSerializer):
             "error",
             "reject_reason",
             "created_by",
+            "prepared_because",
             "created_at",
+            "asker_left_at",
+            "taken_over_by",
             "decided_by",
             "decided_at",
             "finished_at",
@@ -120,6 +131,18 @@ class PlanSerializer(serializers.ModelSerializer):
         """What a person should weigh in the text the plan brings: its ``finding`` steps."""
         return [step for step in plan.steps if step["type"] == "finding"]
 
+    def get_policy(self, plan) -> list[PolicyRule]:
+        """The workspace's approval rules: for a proposed plan, as they stand for the user
+        asking (what would block their approval); once decided, as they were evaluated at
+        approval, with who satisfied each (docs/APPROVAL_POLICY.md)."""
+        request, view = self.context.get("request"), self.context.get("view")
+        if request is None:
+            return list(plan.policy or [])
+        workspace = view.workspace() if hasattr(view, "workspace") else None
+        return plan_policy(
+            plan, viewer=request.user, role=getattr(view, "role", None), workspace=workspace
+        )
+
     def get_bundle(self, plan) -> str | None:
         if plan.bundle_version_id:
             return plan.bundle_version.bundle.slug
@@ -129,6 +152,41 @@ class PlanSerializer(serializers.ModelSerializer):
 class PlanSummarySerializer(PlanSerializer):
     class Meta(PlanSerializer.Meta):
         fields = [f for f in PlanSerializer.Meta.fields if f != "steps"]
+
+
+LEVEL_HELP = "off, advisory (shown on the plan) or required (blocks approval)"
+
+
+class PolicySerializer(serializers.Serializer):
+    """A workspace's approval policy (pixie.installer.policy): one level a rule."""
+
+    second_owner = serializers.ChoiceField(
+        choices=PolicyLevel.choices,
+        help_text=f"A plan that expands reach needs an owner other than its asker: {LEVEL_HELP}.",
+    )
+    expiry = serializers.ChoiceField(
+        choices=PolicyLevel.choices,
+        help_text=f"A plan waiting longer than expiry_days for approval: {LEVEL_HELP}; "
+        "required makes it stale.",
+    )
+    expiry_days = serializers.IntegerField(min_value=DAYS_RANGE[0], max_value=DAYS_RANGE[1])
+    findings = serializers.ChoiceField(
+        choices=PolicyLevel.choices,
+        help_text=f"A plan bringing findings of findings_severity or worse: {LEVEL_HELP}.",
+    )
+    findings_severity = serializers.ChoiceField(
+        choices=list(SEVERITY_WORDS.items()),
+        help_text="warning (a warning or worse) or refuse (only what refused publishing).",
+    )
+
+
+class PolicyChangeSerializer(StrictSerializer, PolicySerializer):
+    """Any of the settings; those left out stay as they are."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
 
 
 class GenerationSerializer(serializers.ModelSerializer):

@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 
 from django.db import IntegrityError
+from django.urls import reverse
 
 from pixie.audit import audited
 from pixie.errors import PixieError
+from pixie.notifications import Kind, Notice, notify
 from pixie.sharing import crypto
 from pixie.sharing.models import BlockedSender, Contact, Identity, Message
+from pixie.skillshare import SENTINEL
 
 from . import guard
 from .envelopes import envelope_parse
@@ -61,9 +64,14 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
         raise
     workspace = identity.workspace
     tag = crypto.sender_tag(letter.signing_key)
-    from_contact = Contact.objects.filter(
-        workspace=workspace, signing_public_key=crypto.b64(letter.signing_key)
-    ).exists()
+    contact_name = (
+        Contact.objects.filter(
+            workspace=workspace, signing_public_key=crypto.b64(letter.signing_key)
+        )
+        .values_list("name", flat=True)
+        .first()
+    )
+    from_contact = contact_name is not None
     try:
         if not from_contact:
             # Before the blocked check: a blocked sender is slowed down like any stranger
@@ -78,7 +86,7 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
             raise AlreadyReceived
         with audited(actor=None, comment=f"Received message {message_id}"):
             guard.quota_check(identity=identity, from_contact=from_contact, size=len(sealed))
-            return Message.objects.create(
+            message = Message.objects.create(
                 workspace=workspace,
                 direction=Message.Direction.INCOMING,
                 message_id=message_id,
@@ -87,12 +95,32 @@ def envelope_receive(*, raw: bytes, address: str | None = None) -> Message | Non
                 from_contact=from_contact,
                 sender_tag=tag,
             )
+            if SENTINEL in letter.body:  # the cheap test, as the inbox makes it
+                _share_arrived(message, contact_name)
+            return message
     except guard.InboxBusy as exc:
         log.info("Refused envelope %s for %s: %s", message_id, workspace.slug, exc.reason)
         guard.refusal_count(workspace=workspace, reason=exc.reason)
         raise
     except IntegrityError:
         raise AlreadyReceived from None
+
+
+def _share_arrived(message: Message, contact_name: str | None) -> None:
+    """The recipient workspace's owners are told. A stranger's claimed name is not
+    repeated: it is theirs to choose, and an email is no place to trust it."""
+    sender = contact_name or "someone who is not one of your contacts"
+    notify(
+        kind=Kind.SHARE_ARRIVED,
+        notices=[
+            Notice(
+                workspace_id=message.workspace_id,
+                event=f"message:{message.pk}:share",
+                title=f"A skill share arrived from {sender}: review it before importing",
+                url=reverse("admin:pixie_message_review", args=[message.pk]),
+            )
+        ],
+    )
 
 
 def _opened(raw: bytes):

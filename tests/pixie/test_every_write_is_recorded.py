@@ -44,12 +44,17 @@ from catalog.services.workspace_skills import (
 )
 from egress.services import credential_confirm
 from pixie.installer.plans import plan_approve, plan_create, plan_reject
+from pixie.installer.policy import policy_update
 from pixie.installer.repoint import repoint_create
+from pixie.installer.takeover import plan_take_over
 from pixie.keys import b64
+from pixie.members import member_add, member_remove, member_role_change
 from pixie.models import AuditEntry, Workspace
+from pixie.offboarding import login_deactivate
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import BlockedSender, Message
+from pixie.tokens import token_create, token_revoke
 from tests.factories import make_bundle_version, make_publisher, make_skill_version, make_user
 from tests.reliability.world import build_world
 from tests.sharing.strangers import envelope as stranger_envelope
@@ -181,6 +186,21 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             delete_pending=True, actor=owner,
         )  # fmt: skip
 
+    def plan_expiry():
+        # A plan left waiting past the workspace's required expiry: the beat task's.
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from pixie.installer.tasks import expire_plans
+
+        plan = plan_create(
+            workspace=acme, kind="uninstall", bundle_version=demo_catalog["2.2.0"], actor=owner
+        )
+        Plan.objects.filter(pk=plan.pk).update(created_at=timezone.now() - timedelta(days=30))
+        state["expired"] = plan
+        assert expire_plans.delay().get() == [plan.pk]
+
     def expire():
         # A stranger's letter nobody reviewed, older than the expiry: the periodic task's.
         from datetime import timedelta
@@ -267,6 +287,26 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             sharing.sender_unblock(blocked=blocked, actor=owner)
             for blocked in BlockedSender.objects.filter(workspace=acme)], []),
         ("an expiry", expire, [acme]),
+        ("an approval policy", lambda: policy_update(
+            workspace=acme, actor=owner, changes={"expiry": "required", "expiry_days": 7}),
+         [acme]),
+        ("a plan expired", plan_expiry, [lambda: state["expired"]]),
+        ("a member added", lambda: member_add(workspace=acme, actor=owner, username="stu"), []),
+        ("a role changed", lambda: member_role_change(
+            workspace=acme, actor=owner, username="stu", role="owner"), []),
+        ("a plan by the new owner", lambda: state.update(left=plan_create(
+            workspace=acme, kind="uninstall", bundle_version=demo_catalog["2.2.0"],
+            actor=world.users["staff"])), []),
+        ("a login deactivated", lambda: login_deactivate(
+            user=world.users["staff"], actor=operator), [acme]),
+        ("a plan taken over", lambda: plan_take_over(plan=state["left"], actor=owner),
+         [lambda: state["left"]]),
+        ("a token made", lambda: state.update(token=token_create(
+            user=owner, actor=owner, name="Walk")[0]), [lambda: state["token"]]),
+        ("a token revoked", lambda: token_revoke(token=state["token"], actor=owner),
+         [lambda: state["token"]]),
+        ("a member removed", lambda: member_remove(
+            workspace=acme, actor=owner, username="mia"), [acme]),
     ]  # fmt: skip
     auditors = Group.objects.get(name="auditors")
     assert auditors  # the world's groups exist: a write path is walked as its user takes it

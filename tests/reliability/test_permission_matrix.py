@@ -37,23 +37,43 @@ ADMIN_KINDS = {
     # the operator pages' own limits (no adding tools, no deleting what is published), so
     # only "no server error" is asked of them here.
     "operator": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=403,
+        stranger=403,
+        member=403,
+        owner=403,
+        staff=403,
+        operator=None,
+        auditor=403,
         superuser=None,
     ),
     # The catalog's lists, pages and history: auditors (the group's view permissions) read them.
     "catalog_read": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=200,
+        stranger=403,
+        member=403,
+        owner=403,
+        staff=403,
+        operator=None,
+        auditor=200,
         superuser=None,
     ),
     # Bundles, bundle versions and skill versions: also read by whoever belongs to a
     # workspace, as far as it may see them (catalog.admin_member_read); a staff login of
     # no workspace reads nothing.
     "catalog_member_read": _row(
-        stranger=200, member=200, owner=200, staff=403, operator=None, auditor=200,
+        stranger=200,
+        member=200,
+        owner=200,
+        staff=403,
+        operator=None,
+        auditor=200,
         superuser=None,
     ),
     "reversion": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=None,
+        stranger=403,
+        member=403,
+        owner=403,
+        staff=403,
+        operator=None,
+        auditor=None,
         superuser=None,
     ),
     # The review queue and its forms: operators only, by role, whatever the model permissions.
@@ -72,7 +92,12 @@ ADMIN_KINDS = {
         stranger=404, member=200, owner=200, staff=403, operator=403, auditor=200, superuser=200
     ),
     "ws_write": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=403, auditor=403,
+        stranger=403,
+        member=403,
+        owner=403,
+        staff=403,
+        operator=403,
+        auditor=403,
         superuser=None,
     ),
     # Every page of a workspace's object, one rule (pixie.admin_pages.WorkspacePages): whoever
@@ -100,7 +125,12 @@ ADMIN_KINDS = {
     "login": {**{r: 302 for r in ROLES}, "anonymous": 200, "inactive": 200},
     "logout": _row(**{r: 405 for r in ROLES if r not in NOBODY}),
     "autocomplete": _row(
-        stranger=403, member=403, owner=403, staff=403, operator=None, auditor=403,
+        stranger=403,
+        member=403,
+        owner=403,
+        staff=403,
+        operator=None,
+        auditor=403,
         superuser=403,
     ),
 }
@@ -123,6 +153,12 @@ ADMIN_NAMED = {
     "catalog_workspaceskill_compare": "history_page",
     "catalog_workspaceskill_restore": "post_only",
     "pixie_workspace_dashboard": "workspace_page",
+    "pixie_workspace_members": "workspace_page",
+    "pixie_workspace_policy": "workspace_page",
+    "pixie_my_tokens": "any_staff",
+    "pixie_notification_choices": "any_staff",
+    "pixie_notification_read": "post_only",
+    "catalog_plan_take_over": "post_only",
     "catalog_workspaceskill_share": "workspace_page",
     "catalog_workspaceskill_rename": "workspace_page",
     "agents_agent_skills": "workspace_page",
@@ -269,6 +305,7 @@ API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 API_CATALOG_LIST = {**{r: 200 for r in ROLES}, "anonymous": 401, "inactive": 401}
 API_CATALOG = {**API_CATALOG_LIST, "staff": 404}
 API_INBOX = {r: 400 for r in ROLES}
+API_SIGNED_IN = {**{r: OK for r in ROLES}, "anonymous": 401, "inactive": 401}
 # The audit log: auditors and operators (superusers among them), whatever their workspaces.
 API_AUDIT = {**{r: 403 for r in ROLES}, "anonymous": 401, "inactive": 401, "operator": 200,
              "auditor": 200, "superuser": 200}  # fmt: skip
@@ -316,6 +353,10 @@ API_ROWS = {
     "credential-confirm": [("post", API_OWNER, {})],
     "installation-list": [("get", API_READ, None)],
     "installation-generations": [("get", API_READ, None)],
+    "workspace-policy": [
+        ("get", API_READ, None),
+        ("patch", API_OWNER, {"second_owner": "required", "expiry_days": 7}),
+    ],
     "agent-list": [("get", API_READ, None)],
     "agent-detail": [("get", API_READ, None)],
     "agent-skills": [("post", API_OWNER, {"skill": "month-end"})],
@@ -337,6 +378,29 @@ API_ROWS = {
     # The world's sender is already a contact: an owner is told so (400), nobody else
     # gets that far.
     "add-sender": [("post", {**API_OWNER, "owner": 400}, {"fingerprint": "0000"})],
+    "member-list": [("get", API_READ, None), ("post", API_OWNER, {"username": "stu"})],
+    "member-detail": [("patch", API_OWNER, {"role": "owner"}), ("delete", API_OWNER, None)],
+    "workspace-token-list": [("get", API_OWNER, None)],
+    "workspace-token-detail": [("delete", API_OWNER, None)],
+    # A person's own tokens: anyone signed in lists and makes theirs; the world's token
+    # (filled in) is the member's, which only they revoke here.
+    "token-list": [("get", API_SIGNED_IN, None), ("post", API_SIGNED_IN, {"name": "Robot"})],
+    "token-detail": [
+        (
+            "delete",
+            {**API_SIGNED_IN, **{r: 404 for r in ROLES if r not in NOBODY}, "member": OK},
+            None,
+        )
+    ],  # fmt: skip
+    # The world's plan was not left by its asker: an owner is told so (409).
+    "plan-take-over": [("post", {**API_OWNER, "owner": 409}, None)],
+    # A person's own notifications (the world gives the member and the owner one unread).
+    "notification-list": [("get", API_READ, None)],
+    "notification-read": [("post", API_MEMBER_WRITE, {})],
+    "notification-choices": [
+        ("get", API_SIGNED_IN, None),
+        ("put", API_SIGNED_IN, {"plan_waiting": {"in_home": True, "by_email": False}}),
+    ],
 }
 
 
@@ -356,7 +420,12 @@ PROBE_ROWS = {
     # The way in: everyone is sent on (to the login, a workspace's home or the index).
     "home": [("get", {r: 302 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
     "favicon": [("get", {r: 301 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
+    # The one-time password link (pixie.members): a wrong one says so to anyone, and
+    # changes nothing.
+    "password-set": [("get", PROBE), ("post", PROBE)],
+    "password-set-done": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
 }
+PROBE_ARGS = {"password-set": ["MQ", "not-a-token"]}
 
 
 def test_every_url_outside_admin_and_api_has_a_row():
@@ -373,7 +442,7 @@ def test_probes_answer_everyone_and_change_nothing(world):
                 client = Client()
                 if role != "anonymous":
                     client.force_login(world.users[role])
-                url = reverse(name)
+                url = reverse(name, args=PROBE_ARGS.get(name))
                 status = getattr(client, method)(url).status_code
                 if status != expected[role]:
                     failures.append(f"{role} {method.upper()} {url}: {status}, expected "
@@ -417,6 +486,14 @@ def test_api_endpoints_allow_and_deny_as_expected(role, world):
     assert failures == [], "\n".join(failures)
 
 
+# The approval policy's form, whole (pixie.admin_policy), changing one rule.
+POLICY_FORM = {
+    "second_owner": "required",
+    "expiry": "off",
+    "expiry_days": "7",
+    "findings": "off",
+    "findings_severity": "warning",
+}
 ADMIN_POSTS = [
     ("catalog_plan_approve", {}),
     ("catalog_plan_reject", {"reason": "No"}),
@@ -430,6 +507,11 @@ ADMIN_POSTS = [
     ("pixie_message_import", {}),
     ("catalog_workspaceskill_rename", {"slug": "renamed"}),
     ("pixie_message_block", {"delete_pending": "on"}),
+    ("pixie_workspace_members", {"action": "remove", "username": "mia"}),
+    ("pixie_workspace_policy", POLICY_FORM),
+    ("pixie_my_tokens", {"action": "make", "name": "Robot"}),
+    ("pixie_notification_choices", {"plan_waiting-in_home": "on"}),
+    ("pixie_notification_read", {}),
 ]
 
 
@@ -460,7 +542,8 @@ def _enumerated_actions():
 ACTION_ROWS = {
     ("catalog.bundleversion", "publish"): ({"superuser", "operator"}, {"post": "yes"}),
     ("catalog.bundleversion", "yank"): (
-        {"superuser", "operator"}, {"reason": "Broken", "post": "yes"}
+        {"superuser", "operator"},
+        {"reason": "Broken", "post": "yes"},
     ),
     ("catalog.skillversion", "publish"): ({"superuser", "operator"}, {}),
     ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
@@ -536,6 +619,8 @@ ACTING_PAGES = {
     "catalog_workspaceskill_share": {"contact": "1"},
     "agents_agent_promote": {"slug": "taken-kit", "name": "Taken", "version": "9.0.0"},
     "pixie_message_block": {"delete_pending": "on"},
+    "pixie_workspace_members": {"action": "remove", "username": "mia"},
+    "pixie_workspace_policy": POLICY_FORM,
 }
 
 

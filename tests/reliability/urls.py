@@ -74,6 +74,10 @@ def fill(route: str, name: str, world) -> str | None:
         values["slug"], values["skill_id"] = "month-end", ids["local_skill"]
     if "/turns/" in route:
         values["pk"] = ids["turn"]
+    if "/tokens/" in route:
+        values["pk"] = ids["api_token"]
+    if "/members/" in route:
+        values["username"] = world.users["member"].username
     if "/messages/" in route:
         values["pk"] = ids["message"]
     if "/history/" in route:

@@ -15,11 +15,12 @@ from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plans import plan_create
-from pixie.models import AuditEntry, Membership, Workspace
+from pixie.models import AuditEntry, Membership, Notification, Workspace
 from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import Message
+from pixie.tokens import token_create
 from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
 
@@ -103,6 +104,14 @@ def build_world(demo_catalog, capture) -> World:
         actor=owner,
     )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
+    api_token, _ = token_create(user=users["member"], actor=users["member"], name="Laptop")
+    # An unread notification each for the member (from when they were an owner, say) and
+    # the owner, so marking them read changes something.
+    for role in ("member", "owner"):
+        Notification.objects.create(
+            user=users[role], workspace=acme, kind="plan_waiting", event=f"world:{role}",
+            title="A plan waits for your approval",
+        )  # fmt: skip
     Group.objects.get_or_create(name="auditors")
     with reversion.create_revision():  # history for the pages that show it
         for obj in (acme, agent, turn):
@@ -112,6 +121,7 @@ def build_world(demo_catalog, capture) -> World:
         "agent": agent.pk,
         "turn": turn.pk,
         "plan": plan.pk,
+        "api_token": api_token.pk,
         "skill": chase.pk,
         "local_skill": local.pk,
         "installation": Installation.objects.get(workspace=acme).pk,

@@ -1,0 +1,174 @@
+"""The workspace's people, as pages: its members and roles (owners change them), the
+tokens that reach it (owners revoke them), and each person's own API tokens.
+
+Mixed into WorkspaceAdmin. Every action is a service call (pixie.members, pixie.tokens);
+a refusal is shown on the page and changes nothing.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.shortcuts import redirect
+
+from .errors import PixieError, ValidationFailed
+from .members import ROLES, member_add, member_remove, member_role_change, members_of
+from .models import ApiToken, Membership, Workspace
+from .tokens import token_create, token_revoke, tokens_reaching
+
+
+class AddMemberForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Username")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+    create = forms.BooleanField(
+        required=False,
+        label="Make a new login",
+        help_text="For someone with no login yet: you get a one-time link to give them, "
+        "where they set their password. Pixie sends nothing.",
+    )
+    email = forms.EmailField(required=False, label="Email (for a new login)")
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=80, help_text="What or who uses it, e.g. “CI deploy”.")
+    workspace = forms.ModelChoiceField(
+        queryset=Workspace.objects.none(),
+        required=False,
+        empty_label="Every workspace I belong to",
+        help_text="Limit the token to one workspace.",
+    )
+    read_only = forms.BooleanField(
+        required=False, label="Read-only", help_text="It reads, and changes nothing."
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = Workspace.objects.filter(memberships__user=user)
+
+
+class MembersPages:
+    """Pages of WorkspaceAdmin (a WorkspacePages)."""
+
+    def members_urls(self):
+        return [
+            self.page_path(
+                "<int:workspace_id>/members/", self.members_view, "pixie_workspace_members"
+            ),
+            self.page_path("tokens/", self.my_tokens_view, "pixie_my_tokens"),
+        ]
+
+    def members_view(self, request, workspace_id):
+        workspace = self.page_object(request, workspace_id)
+        is_owner = self.is_owner(request, workspace)
+        form = AddMemberForm()
+        link = None
+        if request.method == "POST" and not is_owner:
+            messages.error(request, self.owner_refusal(request, workspace))
+        elif request.method == "POST":
+            action = request.POST.get("action", "")
+            try:
+                if action == "add":
+                    form = AddMemberForm(request.POST)
+                    if not form.is_valid():  # its fields say what is wrong
+                        raise _Invalid
+                    added = member_add(workspace=workspace, actor=request.user, **form.cleaned_data)
+                    link = added.password_link
+                    messages.success(
+                        request, f"{added.membership.user.username} is now "
+                        f"{'an owner' if added.membership.role == 'owner' else 'a member'} "
+                        f"of {workspace.name}.",
+                    )  # fmt: skip
+                    form = AddMemberForm()
+                elif action == "role":
+                    username, role = request.POST.get("username", ""), request.POST.get("role", "")
+                    member_role_change(
+                        workspace=workspace, actor=request.user, username=username, role=role
+                    )
+                    messages.success(request, f"{username} is now {role} of {workspace.name}.")
+                elif action == "remove":
+                    username = request.POST.get("username", "")
+                    member_remove(workspace=workspace, actor=request.user, username=username)
+                    messages.success(request, f"{username} no longer belongs to {workspace.name}.")
+                elif action == "revoke":
+                    token = (
+                        tokens_reaching(workspace)
+                        .filter(pk=_int(request.POST.get("token")))
+                        .first()
+                    )
+                    if token is None:
+                        raise ValidationFailed("That token does not reach this workspace (or is "
+                                               "revoked already)")  # fmt: skip
+                    token_revoke(token=token, actor=request.user, workspace=workspace)
+                    messages.success(request, f"Revoked {token.user.username}'s token {token}.")
+                else:
+                    raise ValidationFailed(f"Unknown action {action[:20]!r}")
+            except _Invalid:
+                pass
+            except PixieError as exc:
+                self.report(request, exc, form if action == "add" else None)
+            else:
+                if not link:  # a one-time link is shown on this answer, never again
+                    return redirect("admin:pixie_workspace_members", workspace.pk)
+        return self.render_page(
+            request,
+            "admin/pixie/workspace/members.html",
+            f"People of {workspace.name}",
+            workspace=workspace,
+            original=workspace,
+            is_owner=is_owner,
+            refusal=self.owner_refusal(request, workspace),
+            members=members_of(workspace),
+            roles=ROLES,
+            tokens=tokens_reaching(workspace) if is_owner else [],
+            form=form,
+            password_link=link,
+        )
+
+    def my_tokens_view(self, request):
+        user = request.user
+        form = TokenForm(user=user)
+        secret = made = None
+        if request.method == "POST":
+            action = request.POST.get("action", "")
+            try:
+                if action == "make":
+                    form = TokenForm(request.POST, user=user)
+                    if not form.is_valid():  # its fields say what is wrong
+                        raise _Invalid
+                    made, secret = token_create(user=user, actor=user, **form.cleaned_data)
+                    form = TokenForm(user=user)
+                elif action == "revoke":
+                    token = ApiToken.objects.filter(
+                        user=user, pk=_int(request.POST.get("token"))
+                    ).first()
+                    if token is None:
+                        raise ValidationFailed("No such token of yours")
+                    token_revoke(token=token, actor=user)
+                    messages.success(request, f"Revoked {token}: it fails from the next request.")
+                    return redirect("admin:pixie_my_tokens")
+                else:
+                    raise ValidationFailed(f"Unknown action {action[:20]!r}")
+            except _Invalid:
+                pass
+            except PixieError as exc:
+                self.report(request, exc, form if action == "make" else None)
+        response = self.render_page(
+            request,
+            "admin/pixie/workspace/my_tokens.html",
+            "Your API tokens",
+            tokens=ApiToken.objects.filter(user=user).select_related("workspace"),
+            form=form,
+            made=made,
+            secret=secret,
+        )
+        response["Cache-Control"] = "no-store"  # the secret is on this answer only
+        return response
+
+
+def _int(value) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+class _Invalid(Exception):
+    """A form's own fields refused the input; the page shows them."""

@@ -1,0 +1,196 @@
+"""A workspace's members, run by its owners: add a login (or make one), change a role,
+remove someone. A workspace always keeps at least one owner; every change is recorded.
+
+A login made here has no password: the owner is shown a one-time link (Django's password
+reset token, which stops working once a password is set) and gives it to the person.
+Pixie sends nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import reversion
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from .audit import audited
+from .errors import StateError, ValidationFailed
+from .models import ApiToken, Membership, Workspace
+from .permissions import require_owner
+
+ROLES = [choice for choice, _ in Membership.Role.choices]
+
+
+@dataclass
+class Added:
+    membership: Membership
+    # The one-time link to set a password, for a login made here; shown once.
+    password_link: str = ""
+
+
+def password_link(user, *, site_url: str = "") -> str:
+    """A link that lets ``user`` set a password once (it stops working when one is set,
+    and after PASSWORD_RESET_TIMEOUT)."""
+    from django.conf import settings
+
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    path = reverse("password-set", args=[uid, default_token_generator.make_token(user)])
+    return f"{site_url or settings.PIXIE_SITE_URL}{path}"
+
+
+def _role(role: str) -> str:
+    if role not in ROLES:
+        raise ValidationFailed(f"role: must be one of {', '.join(ROLES)}; got {role[:20]!r}")
+    return role
+
+
+def _locked(workspace: Workspace) -> Workspace:
+    # The workspace row is the lock every writer of the workspace takes (as plans do):
+    # two owners demoting each other at once cannot leave it with none.
+    return Workspace.objects.select_for_update().get(pk=workspace.pk)
+
+
+def member_add(
+    *,
+    workspace: Workspace,
+    actor,
+    username: str,
+    role: str = Membership.Role.MEMBER,
+    create: bool = False,
+    email: str = "",
+) -> Added:
+    """Add an existing login, or (``create``) make one and return its password link."""
+    require_owner(user=actor, workspace=workspace)
+    User = get_user_model()
+    username = (username or "").strip()
+    problems = []
+    try:
+        UnicodeUsernameValidator()(username)
+        if not username or len(username) > 150:
+            raise ValidationError("empty")
+    except ValidationError:
+        problems.append(
+            "username: 1 to 150 letters, digits and @/./+/-/_ only"
+            + (f"; got {username[:40]!r}" if username else "")
+        )
+    try:
+        _role(role)
+    except ValidationFailed as exc:
+        problems += exc.problems
+    email = (email or "").strip()
+    if create and email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            problems.append(f"email: {email[:60]!r} is not an email address")
+    if problems:
+        raise ValidationFailed(problems)
+    link = ""
+    with audited(actor=actor, comment=f"Added {username} to {workspace.name} as {role}"):
+        _locked(workspace)
+        user = User.objects.filter(username=username).first()
+        if create:
+            if user is not None:
+                raise ValidationFailed(
+                    f"username: a login called {username!r} exists already; add it instead "
+                    "of making a new one",
+                    code="login_exists",
+                )
+            user = User.objects.create_user(username=username, email=email, is_staff=True)
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            link = password_link(user)
+        elif user is None or not user.is_active:
+            raise ValidationFailed(
+                f"username: there is no active login called {username!r}; to make one, "
+                "choose “make a new login”",
+                code="no_such_login",
+            )
+        if Membership.objects.filter(workspace=workspace, user=user).exists():
+            raise StateError(
+                f"{username} is already a member of {workspace.name}", code="already_member"
+            )
+        if not user.is_staff:  # the workspace's pages are the admin's: let them sign in
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
+        membership = Membership.objects.create(workspace=workspace, user=user, role=role)
+    return Added(membership, link)
+
+
+def _membership(workspace: Workspace, username: str) -> Membership:
+    membership = (
+        Membership.objects.select_related("user")
+        .filter(workspace=workspace, user__username=username)
+        .first()
+    )
+    if membership is None:
+        raise ValidationFailed(
+            f"{username[:60]!r} is not a member of {workspace.name}", code="not_a_member"
+        )
+    return membership
+
+
+def _keeps_an_owner(workspace: Workspace, leaving: Membership) -> None:
+    others = (
+        Membership.objects.filter(workspace=workspace, role=Membership.Role.OWNER)
+        .exclude(pk=leaving.pk)
+        .exists()
+    )
+    if not others:
+        raise StateError(
+            f"{leaving.user.username} is the last owner of {workspace.name}; make someone "
+            "else an owner first",
+            code="last_owner",
+        )
+
+
+def member_role_change(*, workspace: Workspace, actor, username: str, role: str) -> Membership:
+    require_owner(user=actor, workspace=workspace)
+    _role(role)
+    with audited(actor=actor, comment=f"Made {username} {role} of {workspace.name}"):
+        _locked(workspace)
+        membership = _membership(workspace, username)
+        if membership.role == role:
+            return membership
+        if membership.role == Membership.Role.OWNER:
+            _keeps_an_owner(workspace, membership)
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+def member_remove(*, workspace: Workspace, actor, username: str) -> None:
+    """Remove a member; their tokens limited to this workspace are revoked with it."""
+    require_owner(user=actor, workspace=workspace)
+    with audited(actor=actor, comment=f"Removed {username} from {workspace.name}"):
+        _locked(workspace)
+        membership = _membership(workspace, username)
+        if membership.role == Membership.Role.OWNER:
+            _keeps_an_owner(workspace, membership)
+        _revoke_workspace_tokens(membership, actor)
+        membership.delete()
+        # A deleted row has no version of its own: the workspace's history records it.
+        reversion.add_to_revision(workspace)
+
+
+def _revoke_workspace_tokens(membership: Membership, actor) -> None:
+    from django.utils import timezone
+
+    ApiToken.objects.filter(
+        user=membership.user_id, workspace=membership.workspace_id, revoked_at=None
+    ).update(revoked_at=timezone.now(), revoked_by=actor)
+
+
+def members_of(workspace: Workspace):
+    return (
+        Membership.objects.filter(workspace=workspace)
+        .select_related("user")
+        .order_by("-role", "user__username")  # owners first ("owner" > "member")
+    )

@@ -1,0 +1,286 @@
+"""Owners run their workspace's people and tokens without an operator: add a login or
+make one (with a one-time password link), change roles, remove people, and keep at least
+one owner; each person makes, lists and revokes their own API tokens, limited to one
+workspace or to reading; a revoked token fails on the very next request."""
+
+import hashlib
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from rest_framework.test import APIClient
+from reversion.models import Version
+
+from pixie.models import ApiToken, Membership
+from tests.clients import admin_for, api_for
+from tests.factories import make_user, make_workspace
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+
+
+def token_client(secret) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    return client
+
+
+def make_token(user, **body) -> str:
+    made = api_for(user).post("/api/tokens/", {"name": "CI", **body}, format="json")
+    assert made.status_code == 201, made.json()
+    return made.json()["secret"]
+
+
+# --- members and roles -----------------------------------------------------------------
+
+
+def test_an_owner_adds_an_existing_login_and_the_history_says_so(acme, owner):
+    rita = make_user("rita")
+    added = api_for(owner).post(
+        "/api/workspaces/acme/members/", {"username": "rita", "role": "member"}, format="json"
+    )
+    assert added.status_code == 201
+    assert added.json()["role"] == "member" and added.json()["password_link"] == ""
+    assert Membership.objects.get(workspace=acme, user=rita).role == "member"
+    rita.refresh_from_db()
+    assert rita.is_staff  # the workspace's pages are the admin's
+    listed = api_for(rita).get("/api/workspaces/acme/members/").json()["results"]
+    assert [m["username"] for m in listed] == ["owen", "mia", "rita"]  # owners first
+    history = api_for(owner).get("/api/workspaces/acme/history/").json()["results"]
+    assert history[0]["comment"] == "Added rita to Acme as member"
+
+
+def test_a_member_reads_the_members_but_changes_nothing(acme, member):
+    make_user("rita")
+    client = api_for(member)
+    assert client.get("/api/workspaces/acme/members/").status_code == 200
+    refused = client.post("/api/workspaces/acme/members/", {"username": "rita"}, format="json")
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "Only an owner of Acme can do this; you are a member."
+    assert (
+        client.patch(
+            "/api/workspaces/acme/members/owen/", {"role": "member"}, format="json"
+        ).status_code
+        == 403
+    )
+    assert client.delete("/api/workspaces/acme/members/owen/").status_code == 403
+    assert Membership.objects.filter(workspace=acme).count() == 2
+    # The page shows the list and no form.
+    page = admin_for(member).get(f"/admin/pixie/workspace/{acme.pk}/members/")
+    assert page.status_code == 200
+    assert b'id="add-member"' not in page.content and b"Change role" not in page.content
+    assert b"Only an owner of Acme can do this." in page.content
+
+
+def test_an_owner_of_another_workspace_manages_nothing_here(acme):
+    other = make_user("otto")
+    make_workspace("globex", owner=other)
+    client = api_for(other)
+    assert client.get("/api/workspaces/acme/members/").status_code == 404
+    assert (
+        client.post(
+            "/api/workspaces/acme/members/", {"username": "otto"}, format="json"
+        ).status_code
+        == 404
+    )
+    assert client.delete("/api/workspaces/acme/members/mia/").status_code == 404
+    assert client.get("/api/workspaces/acme/tokens/").status_code == 404
+    assert admin_for(other).get(f"/admin/pixie/workspace/{acme.pk}/members/").status_code == 404
+    assert Membership.objects.filter(workspace=acme).count() == 2
+
+
+def test_a_new_login_sets_its_password_through_a_one_time_link(acme, owner):
+    page = admin_for(owner).post(
+        f"/admin/pixie/workspace/{acme.pk}/members/",
+        {"action": "add", "username": "nora", "role": "member", "create": "on",
+         "email": "nora@acme.example"},
+    )  # fmt: skip
+    assert page.status_code == 200
+    link = re.search(rb"<code>(http[^<]+/accounts/set-password/[^<]+)</code>", page.content)
+    assert link, "the page shows the one-time link"
+    nora = User.objects.get(username="nora")
+    assert not nora.has_usable_password() and nora.email == "nora@acme.example"
+    assert Membership.objects.get(workspace=acme, user=nora).role == "member"
+    # The person opens it (Django moves the token into the session), sets a password...
+    path = link.group(1).decode().split("127.0.0.1:8000", 1)[-1]
+    browser = Client()
+    form = browser.get(path, follow=True)
+    assert form.status_code == 200 and b"new_password1" in form.content
+    done = browser.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "a long new password 7", "new_password2": "a long new password 7"},
+    )
+    assert done.status_code == 302
+    assert Client().login(username="nora", password="a long new password 7")
+    # ...and the link works once only.
+    again = Client().get(path, follow=True)
+    assert b"new_password1" not in again.content
+
+
+def test_making_a_login_that_exists_is_refused_with_its_name(acme, owner):
+    answer = api_for(owner).post(
+        "/api/workspaces/acme/members/", {"username": "mia", "create": True}, format="json"
+    )
+    assert answer.status_code == 400
+    assert "a login called 'mia' exists already" in answer.json()["detail"]
+    unknown = api_for(owner).post(
+        "/api/workspaces/acme/members/", {"username": "nobody-here"}, format="json"
+    )
+    assert unknown.status_code == 400
+    assert "there is no active login called 'nobody-here'" in unknown.json()["detail"]
+    bad_role = api_for(owner).post(
+        "/api/workspaces/acme/members/", {"username": "mia", "role": "king"}, format="json"
+    )
+    assert bad_role.status_code == 400 and "role" in bad_role.json()["fields"]
+    assert Membership.objects.filter(workspace=acme).count() == 2
+
+
+def test_roles_change_but_a_workspace_always_keeps_an_owner(acme, owner, member):
+    client = api_for(owner)
+    last = client.patch("/api/workspaces/acme/members/owen/", {"role": "member"}, format="json")
+    assert last.status_code == 409
+    assert last.json()["detail"] == (
+        "owen is the last owner of Acme; make someone else an owner first"
+    )
+    assert client.delete("/api/workspaces/acme/members/owen/").status_code == 409
+    promoted = client.patch("/api/workspaces/acme/members/mia/", {"role": "owner"}, format="json")
+    assert promoted.status_code == 200 and promoted.json()["role"] == "owner"
+    # Now owen may step down, and mia is the last owner.
+    assert (
+        client.patch(
+            "/api/workspaces/acme/members/owen/", {"role": "member"}, format="json"
+        ).status_code
+        == 200
+    )
+    assert api_for(member).delete("/api/workspaces/acme/members/mia/").status_code == 409
+    assert list(
+        Membership.objects.filter(workspace=acme, role="owner").values_list(
+            "user__username", flat=True
+        )
+    ) == ["mia"]
+
+
+def test_removing_a_member_revokes_their_tokens_for_that_workspace(acme, owner, member):
+    limited = make_token(member, workspace="acme")
+    assert token_client(limited).get("/api/workspaces/acme/plans/").status_code == 200
+    page = admin_for(owner).post(
+        f"/admin/pixie/workspace/{acme.pk}/members/", {"action": "remove", "username": "mia"}
+    )
+    assert page.status_code == 302
+    assert not Membership.objects.filter(workspace=acme, user=member).exists()
+    assert token_client(limited).get("/api/workspaces/acme/plans/").status_code == 401
+    removal = Version.objects.get_for_object(acme).first()
+    assert removal.revision.comment == "Removed mia from Acme"
+    assert removal.revision.user == owner
+
+
+def test_the_members_page_costs_the_same_for_many_people(
+    acme, owner, django_assert_max_num_queries
+):
+    for index in range(30):
+        Membership.objects.create(workspace=acme, user=make_user(f"p{index}"))
+    for index in range(10):
+        make_token(owner, name=f"t{index}")
+    client = admin_for(owner)
+    with django_assert_max_num_queries(12):
+        assert client.get(f"/admin/pixie/workspace/{acme.pk}/members/").status_code == 200
+
+
+# --- tokens ----------------------------------------------------------------------------
+
+
+def test_a_token_is_shown_once_stored_hashed_and_works_until_revoked(acme, owner):
+    made = api_for(owner).post("/api/tokens/", {"name": "Deploys"}, format="json")
+    assert made.status_code == 201
+    secret = made.json()["secret"]
+    assert secret.startswith("pixie_") and made["Cache-Control"] == "no-store"
+    row = ApiToken.objects.get(name="Deploys")
+    assert row.key_hash == hashlib.sha256(secret.encode()).hexdigest()
+    with connection.cursor() as cursor:  # no column anywhere holds the secret
+        cursor.execute("SELECT * FROM pixie_apitoken")
+        assert secret not in repr(cursor.fetchall())
+    listed = token_client(secret).get("/api/tokens/").json()["results"]
+    assert [t["name"] for t in listed] == ["Deploys"] and "secret" not in listed[0]
+    assert listed[0]["last_used_at"] is not None
+    assert token_client(secret).delete(f"/api/tokens/{row.pk}/").status_code == 204
+    refused = token_client(secret).get("/api/workspaces/acme/plans/")
+    assert refused.status_code == 401 and refused.json()["detail"] == "Invalid or revoked token."
+
+
+def test_a_read_only_token_reads_and_changes_nothing(acme, owner, demo_catalog):
+    secret = make_token(owner, read_only=True)
+    client = token_client(secret)
+    assert client.get("/api/workspaces/acme/plans/").status_code == 200
+    refused = client.post(
+        "/api/workspaces/acme/plans/",
+        {"kind": "install", "bundle": "accounts-receivable"}, format="json",
+    )  # fmt: skip
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "token_read_only"
+    assert "read-only: it cannot change anything" in refused.json()["detail"]
+    assert not acme.plans.exists()
+    assert client.post("/api/tokens/", {"name": "more"}, format="json").status_code == 403
+
+
+def test_a_token_limited_to_a_workspace_reaches_only_that_one(acme, owner):
+    make_workspace("globex", owner=owner)
+    secret = make_token(owner, workspace="acme")
+    client = token_client(secret)
+    assert client.get("/api/workspaces/acme/plans/").status_code == 200
+    assert client.get("/api/workspaces/globex/plans/").status_code == 404
+    assert client.get("/api/bundles/").status_code == 200  # the catalog it installs from
+    limited = client.get("/api/audit/")
+    assert limited.status_code == 403 and limited.json()["code"] == "token_workspace_limited"
+    # It cannot mint an unlimited token for itself.
+    assert client.post("/api/tokens/", {"name": "wider"}, format="json").status_code == 403
+    # Nor be made for a workspace its person is not in.
+    refused = api_for(owner).post(
+        "/api/tokens/", {"name": "x", "workspace": "nowhere"}, format="json"
+    )
+    assert refused.status_code == 404
+
+
+def test_an_owner_sees_and_revokes_the_tokens_that_reach_the_workspace(acme, owner, member):
+    members_token = make_token(member)
+    make_token(make_user("outsider"))  # reaches no workspace of acme's
+    listed = api_for(owner).get("/api/workspaces/acme/tokens/").json()["results"]
+    assert [t["username"] for t in listed] == ["mia"]
+    assert api_for(member).get("/api/workspaces/acme/tokens/").status_code == 403
+    page = admin_for(owner).post(
+        f"/admin/pixie/workspace/{acme.pk}/members/",
+        {"action": "revoke", "token": listed[0]["id"]},
+    )
+    assert page.status_code == 302
+    assert token_client(members_token).get("/api/bundles/").status_code == 401
+    token = ApiToken.objects.get(pk=listed[0]["id"])
+    assert token.revoked_by == owner
+
+
+def test_a_person_makes_and_revokes_tokens_on_their_page(acme, member):
+    client = admin_for(member)
+    page = client.post(
+        "/admin/pixie/workspace/tokens/",
+        {"action": "make", "name": "laptop", "workspace": acme.pk, "read_only": "on"},
+    )
+    assert page.status_code == 200 and "no-store" in page["Cache-Control"]
+    secret = re.search(rb"<code>(pixie_[^<]+)</code>", page.content).group(1).decode()
+    token = ApiToken.objects.get(user=member)
+    assert token.read_only and token.workspace == acme
+    assert client.get("/admin/pixie/workspace/tokens/").content.count(secret.encode()) == 0
+    assert token_client(secret).get("/api/workspaces/acme/plans/").status_code == 200
+    client.post("/admin/pixie/workspace/tokens/", {"action": "revoke", "token": token.pk})
+    assert token_client(secret).get("/api/workspaces/acme/plans/").status_code == 401
+    nameless = client.post("/admin/pixie/workspace/tokens/", {"action": "make", "name": ""})
+    assert b"This field is required." in nameless.content
+    assert ApiToken.objects.filter(user=member).count() == 1
+
+
+def test_tokens_from_drf_create_token_still_work_beside_them(acme, owner):
+    from rest_framework.authtoken.models import Token
+
+    old = Token.objects.create(user=owner).key
+    assert token_client(old).get("/api/workspaces/acme/plans/").status_code == 200
+    assert token_client("pixie_not-a-real-one").get("/api/bundles/").status_code == 401
