@@ -494,6 +494,50 @@ POLICY_FORM = {
     "findings": "off",
     "findings_severity": "warning",
 }
+def test_a_read_only_token_writes_nothing_and_a_revoked_one_nothing_at_all(world):
+    """The owner's own tokens (pixie.tokens): read-only, every write the owner may make is
+    refused (403, changing nothing) while reads answer as for the owner; revoked, every
+    endpoint answers 401 at once."""
+    from django.utils import timezone
+
+    from pixie.models import ApiToken
+    from pixie.tokens import token_create, token_revoke
+
+    owner = world.users["owner"]
+    read_only, secret = token_create(user=owner, actor=owner, name="Reader", read_only=True)
+    revoked, gone = token_create(user=owner, actor=owner, name="Gone")
+    token_revoke(token=revoked, actor=owner)
+    # Used a moment ago: its last-used time is not written again within the minute, so
+    # the digest sees only what a request itself changes.
+    ApiToken.objects.update(last_used_at=timezone.now())
+    routes = {name: route for route, name in all_patterns() if route.startswith("api/")}
+    failures = []
+    for name, requests in API_ROWS.items():
+        url = fill(routes[name], name, world)
+        for method, expected, body in requests:
+            if expected["owner"] != OK and method != "get":
+                continue  # what the owner may not do anyway is the rows' own subject
+            for key, want in ((secret, 403 if method != "get" else expected["owner"]),
+                              (gone, 401)):  # fmt: skip
+                if name == "sharing-inbox":
+                    continue  # no authentication at all: the public inbox
+                client = APIClient()
+                client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+                with transaction.atomic():
+                    before = digest()
+                    response = getattr(client, method)(url, _body(body, world), format="json")
+                    changed = digest() != before
+                    transaction.set_rollback(True)
+                if not matches(want, response.status_code):
+                    which = "read-only" if key == secret else "revoked"
+                    failures.append(f"{method.upper()} {url} with {which}: "
+                                    f"{response.status_code}, expected {want}")  # fmt: skip
+                if method != "get" and changed:
+                    failures.append(f"{method.upper()} {url} changed the database")
+    assert failures == [], "\n".join(failures)
+    assert read_only.read_only
+
+
 ADMIN_POSTS = [
     ("catalog_plan_approve", {}),
     ("catalog_plan_reject", {"reason": "No"}),
