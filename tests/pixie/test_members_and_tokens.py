@@ -266,7 +266,7 @@ def test_a_person_makes_and_revokes_tokens_on_their_page(acme, member):
         {"action": "make", "name": "laptop", "workspace": acme.pk, "read_only": "on"},
     )
     assert page.status_code == 200 and "no-store" in page["Cache-Control"]
-    secret = re.search(rb"<code>(pixie_[^<]+)</code>", page.content).group(1).decode()
+    secret = re.search(rb"<code id=\"secret\">(pixie_[^<]+)</code>", page.content).group(1).decode()
     token = ApiToken.objects.get(user=member)
     assert token.read_only and token.workspace == acme
     assert client.get("/admin/pixie/workspace/tokens/").content.count(secret.encode()) == 0
