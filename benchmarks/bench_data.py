@@ -62,6 +62,11 @@ from pixie.models import Membership, Workspace
 from pixie.namespace import is_slug
 
 PREFIX_MAX = 20
+
+# The approval policy's columns, at their defaults (COPY writes every column it names,
+# and the database has no defaults of its own).
+POLICY_FIELDS = [f.name for f in Workspace._meta.fields if f.name.startswith("policy_")]
+POLICY_DEFAULTS = [Workspace._meta.get_field(name).default for name in POLICY_FIELDS]
 MAX_ROWS = 50_000_000  # a guard against a typo that would fill the disk
 TOOLS = [slug for slug, _name, _description in BUILTIN_TOOLS]
 SQLITE_BATCH = 5_000
@@ -533,11 +538,12 @@ class _Seeder:
         self._write(
             "workspaces",
             Workspace,
-            ["id", "slug", "name", "created_at"],
+            ["id", "slug", "name", "created_at", *POLICY_FIELDS],
             (
-                (workspace_id, f"{self.prefix}-{w}", f"{self.prefix} workspace {w}", self.now)
+                (workspace_id, f"{self.prefix}-{w}", f"{self.prefix} workspace {w}", self.now,
+                 *POLICY_DEFAULTS)
                 for w, workspace_id in enumerate(ids)
-            ),
+            ),  # fmt: skip
         )
         self._write(
             "memberships",
