@@ -1,5 +1,10 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
+import functools
+from dataclasses import dataclass
+
+from django.contrib.auth.models import Group
+from django.db import connection
 from django.db.models import (
     BooleanField,
     Exists,
@@ -8,13 +13,31 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Value,
     prefetch_related_objects,
 )
 from django.http import Http404
 
-from pixie.permissions import any_membership_q, auditor_q, member_q, operator_q
+from pixie.models import Membership
+from pixie.permissions import (
+    AUDITORS_GROUP,
+    OPERATORS_GROUP,
+    any_membership_q,
+    auditor_q,
+    member_q,
+    operator_q,
+)
 
-from .models import Bundle, BundleSkill, BundleVersion, CatalogReview, FileBlob, SkillFile, Status
+from .models import (
+    Bundle,
+    BundleSkill,
+    BundleVersion,
+    CatalogReview,
+    FileBlob,
+    Publisher,
+    SkillFile,
+    Status,
+)
 from .skill_content import is_text
 from .validators import version_key
 
@@ -32,6 +55,11 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
     version a workspace they belong to published (drafts, pending and refused ones
     included). A login of no workspace sees none. One query, with the rest of it:
     the roles are conditions inside it, not reads of their own.
+
+    versions_seen_by(catalog_viewer(user)) states the same rule with the user's roles
+    and memberships read first, in a query of their own, for the catalog API's reads,
+    where building these subqueries cost more than a round trip
+    (tests/catalog/test_selectors_viewer.py holds the two equal).
     """
     versions = BundleVersion.objects.all()
     if not user.is_authenticated or not user.is_active:
@@ -44,6 +72,81 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
         | (IN_CATALOG & any_membership_q(user))
         | member_q(user, workspace_field=PUBLISHING_WORKSPACE)
     )
+
+
+@dataclass(frozen=True)
+class CatalogViewer:
+    """What visible_versions decides about a user, read as plain facts: whether they see
+    every version (an operator, auditor or superuser), whether they belong to a
+    workspace (and so see the catalog), and the publishers of their workspaces (whose
+    versions they see in any state)."""
+
+    sees_everything: bool = False
+    in_a_workspace: bool = False
+    publisher_ids: tuple[int, ...] = ()
+
+
+_ROLE, _MEMBER, _PUBLISHER = 0, 1, 2
+# A user id no row has: where the user's id goes in the facts' SQL, compiled once.
+_ANY_USER = -7_000_000_001
+
+
+def _facts(user_id: int) -> QuerySet:
+    """(fact, id) rows: the user's operator or auditor groups, memberships, and the
+    publishers of their workspaces."""
+    roles = Group.objects.filter(user=user_id, name__in=[OPERATORS_GROUP, AUDITORS_GROUP])
+    memberships = Membership.objects.filter(user=user_id)
+    publishers = Publisher.objects.filter(workspace__memberships__user=user_id)
+    return (
+        roles.annotate(fact=Value(_ROLE)).values_list("fact", "pk").order_by()
+        .union(
+            memberships.annotate(fact=Value(_MEMBER)).values_list("fact", "pk").order_by(),
+            publishers.annotate(fact=Value(_PUBLISHER)).values_list("fact", "pk").order_by(),
+            all=True,
+        )
+    )  # fmt: skip
+
+
+@functools.cache
+def _facts_sql(vendor: str) -> tuple[str, tuple]:
+    # Building and compiling the union costs more than running it: done once a process.
+    return _facts(_ANY_USER).query.sql_with_params()
+
+
+def catalog_viewer(user) -> CatalogViewer:
+    """The user's facts for the catalog's reads: one query (none for a superuser or an
+    anonymous or inactive user), read on every request, so a change of membership or
+    role shows on the next one."""
+    if not user.is_authenticated or not user.is_active:
+        return CatalogViewer()
+    if user.is_superuser:
+        return CatalogViewer(sees_everything=True, in_a_workspace=True)
+    sql, params = _facts_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user.pk if p == _ANY_USER else p for p in params])
+        rows = cursor.fetchall()
+    facts: dict[int, set[int]] = {}
+    for fact, pk in rows:
+        facts.setdefault(int(fact), set()).add(pk)
+    return CatalogViewer(
+        sees_everything=_ROLE in facts,
+        in_a_workspace=_MEMBER in facts,
+        publisher_ids=tuple(sorted(facts.get(_PUBLISHER, ()))),
+    )
+
+
+def versions_seen_by(viewer: CatalogViewer) -> QuerySet[BundleVersion]:
+    """visible_versions for a viewer already read: the same rule, with the roles and
+    memberships as values rather than subqueries (a plain filter, cheap to build and
+    to run)."""
+    versions = BundleVersion.objects.all()
+    if viewer.sees_everything:
+        return versions
+    if not viewer.in_a_workspace:
+        return versions.none()
+    if viewer.publisher_ids:
+        return versions.filter(IN_CATALOG | Q(bundle__publisher_id__in=viewer.publisher_ids))
+    return versions.filter(IN_CATALOG)
 
 
 def _workspace_may_see(workspace) -> Q:
@@ -60,17 +163,23 @@ def visible_to_workspace(workspace) -> ExpressionWrapper:
     return ExpressionWrapper(_workspace_may_see(workspace), output_field=BooleanField())
 
 
+# What bundle_list reads of each visible version (its bundle's latest_version, the detail's
+# version summaries).
+BUNDLE_LIST_VERSION_FIELDS = [
+    "id",
+    "bundle_id",
+    "version",
+    "status",
+    "published_at",
+    "yank_reason",
+    "catalog_review",
+    "catalog_review_reason",
+]
+
+
 def bundle_list(*, user) -> QuerySet[Bundle]:
-    versions = visible_versions(user).only(
-        "id",
-        "bundle_id",
-        "version",
-        "status",
-        "published_at",
-        "yank_reason",
-        "catalog_review",
-        "catalog_review_reason",
-    )
+    # The user's roles and memberships read once, for the page and its versions alike.
+    versions = versions_seen_by(catalog_viewer(user)).only(*BUNDLE_LIST_VERSION_FIELDS)
     # EXISTS rather than a join: no DISTINCT over wide rows, and a plain COUNT for the pages.
     return (
         Bundle.objects.filter(Exists(versions.filter(bundle=OuterRef("pk"))))
@@ -112,10 +221,11 @@ def _no_nul(value: str, message: str) -> None:
 
 def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) -> BundleVersion:
     """A version the user may see, with its skills, hosts and credentials prefetched
-    (or, with contents=False, only its own row, bundle and publisher: one query)."""
+    (or, with contents=False, only its own row, bundle, publisher and key: two queries,
+    the user's catalog_viewer facts and the row)."""
     _no_nul(version, f"No such version of bundle {slug}.")
     found = (
-        visible_versions(user)
+        versions_seen_by(catalog_viewer(user))
         .filter(bundle__slug=slug, version=version)
         .select_related("bundle__publisher", "signing_key")
     )

@@ -15,6 +15,9 @@ Request names are "<group>: <method> <route>"; benchmarks/load.py reports by the
 - InboxReader: the workspace's messages, each opened (decrypted) by the server.
 - Livez, BundleList, BundleVersionDetail: one request each, for the
   throughput ratio of issue 8 (benchmarks/load.py --ratio).
+- BundleListConditional, BundleVersionConditional: the same two requests sent with
+  If-None-Match of the ETag the user was first given, each expected to answer 304
+  (issue 18: a client that already holds the resource).
 """
 
 import json
@@ -39,6 +42,9 @@ PLAN_APPROVE = "plans: POST /api/workspaces/{ws}/plans/{id}/approve/"
 PLAN_POLL = "plans: GET /api/workspaces/{ws}/plans/{id}/"
 INBOX = "inbox: GET /api/workspaces/{ws}/messages/"
 LIVEZ = "trivial: GET /livez"
+BUNDLE_LIST_304 = "catalog 304: GET /api/bundles/ If-None-Match"
+BUNDLE_VERSION_304 = "catalog 304: GET /api/bundles/{slug}/versions/{version}/ If-None-Match"
+ETAG = "setup: GET the ETag"
 
 
 class PixieUser(FastHttpUser):
@@ -66,12 +72,14 @@ class PixieUser(FastHttpUser):
         ) as r:
             return self._check(r, expect)
 
-    def fetch(self, path, name):
+    def fetch(self, path, name, expect=200, headers=None):
         """GET and check the status only: the body is read but not parsed, so the
         throughput ratio measures the server rather than the client's JSON parser."""
-        with self.client.get(path, headers=self.headers, name=name, catch_response=True) as r:
-            if r.status_code != 200:
-                r.failure(f"HTTP {r.status_code}, expected 200: {r.text[:300]}")
+        headers = {**self.headers, **(headers or {})}
+        with self.client.get(path, headers=headers, name=name, catch_response=True) as r:
+            if r.status_code != expect:
+                r.failure(f"HTTP {r.status_code}, expected {expect}: {r.text[:300]}")
+            return r
 
     @staticmethod
     def _check(response, expect, check=None):
@@ -184,3 +192,30 @@ class BundleVersionDetail(PixieUser):
     def bundle_version(self):
         slug, version = SEED["catalog"][0]
         self.fetch(f"/api/bundles/{slug}/versions/{version}/", BUNDLE_VERSION)
+
+
+class Conditional(PixieUser):
+    """GET once for the ETag (under its own name, not measured), then only If-None-Match
+    with it: every answer is a 304 while the resource is unchanged."""
+
+    abstract = True
+    path = ""
+    request_name = ""
+
+    def on_start(self):
+        super().on_start()
+        self.etag = self.fetch(self.path, ETAG).headers.get("ETag", "")
+
+    @task
+    def conditional(self):
+        self.fetch(self.path, self.request_name, expect=304, headers={"If-None-Match": self.etag})
+
+
+class BundleListConditional(Conditional):
+    path = "/api/bundles/"
+    request_name = BUNDLE_LIST_304
+
+
+class BundleVersionConditional(Conditional):
+    path = "/api/bundles/{}/versions/{}/".format(*SEED["catalog"][0])
+    request_name = BUNDLE_VERSION_304

@@ -17,7 +17,7 @@ from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import CountInPagePagination
 
-from .conditional import etag_of, not_modified, with_validators
+from .conditional import etag_of, not_modified, rows_state, with_validators
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -25,7 +25,6 @@ from .serializers import (
     BundleSerializer,
     BundleVersionSerializer,
     bundle_version_data,
-    bundle_version_head,
     field_change_data,
 )
 
@@ -42,9 +41,32 @@ class BundleList(generics.ListAPIView):
         return selectors.bundle_list(user=self.request.user)
 
     def list(self, request, *args, **kwargs):
-        response = super().list(request, *args, **kwargs)
-        etag = etag_of(response.data)
-        return not_modified(request, etag) or with_validators(response, etag)
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        # The ETag is over what the page is made of (its address, which makes the links,
+        # the count, each bundle's and publisher's rows and the visible versions' fields
+        # read), so a 304 is answered before anything is serialised.
+        etag = etag_of(
+            LIST_SHAPE,
+            request.build_absolute_uri(),
+            self.paginator.page.paginator.count,
+            [_bundle_state(bundle) for bundle in page],
+        )
+        if (answer := not_modified(request, etag)) is not None:
+            return answer
+        response = self.get_paginated_response(self.get_serializer(page, many=True).data)
+        return with_validators(response, etag)
+
+
+# In every list page's ETag: raise the edition when a release shows the same rows differently.
+LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 1}
+
+
+def _bundle_state(bundle) -> list:
+    versions = [
+        [getattr(version, name) for name in selectors.BUNDLE_LIST_VERSION_FIELDS]
+        for version in bundle.visible_versions
+    ]
+    return [rows_state(bundle, bundle.publisher), versions]
 
 
 class BundleDetail(generics.RetrieveAPIView):
@@ -52,6 +74,18 @@ class BundleDetail(generics.RetrieveAPIView):
 
     def get_object(self):
         return selectors.bundle_get(user=self.request.user, slug=self.kwargs["slug"])
+
+
+def head_rows(bundle_version) -> tuple:
+    """The rows bundle_version_head reads (it makes no query of its own): the version's,
+    its bundle's, the publisher's and the signing key's."""
+    key = bundle_version.signing_key if bundle_version.signing_key_id else None
+    return bundle_version, bundle_version.bundle, bundle_version.bundle.publisher, key
+
+
+# In every published version's ETag: the response's fields, and an edition to raise when a
+# release shows the same rows differently, so no client keeps an answer of the old kind.
+RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 1}
 
 
 @extend_schema(summary="A bundle version: skills in order with bodies, hosts, credential names")
@@ -65,15 +99,16 @@ class BundleVersionDetail(generics.RetrieveAPIView):
             version=self.kwargs["version"],
             contents=False,
         )
-        head = bundle_version_head(bundle_version)
         if bundle_version.manifest_sha256:
-            # Published: the signed manifest's digest stands for the contents, which never
-            # change; the head is what may (a yank, a review, the signer's state).
-            etag = etag_of(head, bundle_version.manifest_sha256)
+            # Published: the signed manifest's digest (in the version's row) stands for the
+            # contents, which never change; what may (a yank, a review, the signer's
+            # state) is in the rows read with it, so the ETag is over those rows and a
+            # 304 is answered before anything is serialised.
+            etag = etag_of(RESPONSE_SHAPE, rows_state(*head_rows(bundle_version)))
             if (answer := not_modified(request, etag)) is not None:
                 return answer
-            return with_validators(Response(bundle_version_data(bundle_version, head)), etag)
-        data = bundle_version_data(bundle_version, head)  # a draft: its contents may change
+            return with_validators(Response(bundle_version_data(bundle_version)), etag)
+        data = bundle_version_data(bundle_version)  # a draft: its contents may change
         etag = etag_of(data)
         return not_modified(request, etag) or with_validators(Response(data), etag)
 

@@ -4,9 +4,12 @@ anything is serialised; a yank, a review or a new version is never hidden behind
 import pytest
 from rest_framework.test import APIClient
 
-from catalog.models import BundleVersion, Publisher
+from catalog.api.serializers import BundleSerializer, BundleVersionHeadSerializer
+from catalog.models import Bundle, BundleVersion, Publisher
 from catalog.services import bundle_version_publish, bundle_version_yank
 from catalog.services.catalog_review import publisher_trust
+from catalog.services.signing import publisher_key_rotate
+from pixie.models import Membership
 from tests.factories import (
     make_bundle_version,
     make_skill_version,
@@ -33,17 +36,40 @@ def again(api, url, etag):
 
 
 def test_an_unchanged_version_answers_304_from_its_row_alone(
-    api, django_assert_max_num_queries
+    api, django_assert_num_queries, monkeypatch
 ):
     first = api.get(VERSION)
     assert first.status_code == 200
     etag = first["ETag"]
     assert etag.startswith('"') and first["Cache-Control"] == "private, no-cache"
-    with django_assert_max_num_queries(1):  # the version, its bundle, publisher and key
+    # Nothing is serialised for a 304: the ETag is over the rows read.
+    monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
+    # The user's roles and memberships; the version with its bundle, publisher and key.
+    with django_assert_num_queries(2):
         answer = again(api, VERSION, etag)
     assert answer.status_code == 304 and answer.content == b""
     assert answer["ETag"] == etag and answer["Cache-Control"] == "private, no-cache"
+    monkeypatch.undo()
     assert again(api, VERSION, '"something-else"').status_code == 200
+
+
+def refuse(*args, **kwargs):
+    raise AssertionError("serialised for a 304")
+
+
+def test_a_new_signing_key_changes_the_etag_of_what_the_old_one_signed(api, operator):
+    etag = api.get(VERSION)["ETag"]
+    publisher = BundleVersion.objects.get(version="2.1.0").bundle.publisher
+    publisher_key_rotate(publisher=publisher, actor=operator)
+    changed = again(api, VERSION, etag)
+    assert changed.status_code == 200 and changed.json()["signature"]["key_retired"] is True
+    assert again(api, VERSION, changed["ETag"]).status_code == 304
+
+
+def test_a_membership_ended_is_seen_on_the_next_conditional_request(api):
+    etag = api.get(VERSION)["ETag"]
+    Membership.objects.filter(user__username="reader").delete()
+    assert again(api, VERSION, etag).status_code == 404
 
 
 def test_a_yank_is_never_hidden_behind_a_304(api, operator):
@@ -55,7 +81,8 @@ def test_a_yank_is_never_hidden_behind_a_304(api, operator):
     answer = again(api, VERSION, etag)
     assert answer.status_code == 200
     assert (answer.json()["status"], answer.json()["yank_reason"]) == (
-        "yanked", "Posts payments twice; use 2.2.0."
+        "yanked",
+        "Posts payments twice; use 2.2.0.",
     )
     assert answer["ETag"] != etag
     assert again(api, VERSION, answer["ETag"]).status_code == 304
@@ -103,3 +130,25 @@ def test_the_list_carries_an_etag_of_what_it_shows(api, operator):
     changed = again(api, "/api/bundles/", etag)
     assert changed.status_code == 200 and changed["ETag"] != etag
     assert "late-kit" in [b["slug"] for b in changed.json()["results"]]
+
+
+def test_an_unchanged_list_answers_304_without_serialising(
+    api, django_assert_num_queries, monkeypatch
+):
+    etag = api.get("/api/bundles/")["ETag"]
+    monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
+    with django_assert_num_queries(3):  # the user's roles, the page with its count, versions
+        answer = again(api, "/api/bundles/", etag)
+    assert answer.status_code == 304 and answer["ETag"] == etag
+    monkeypatch.undo()
+    # Another page, or the same page at another address, is another resource.
+    assert again(api, "/api/bundles/?page=1", etag).status_code == 200
+
+
+def test_a_renamed_bundle_or_publisher_changes_the_lists_etag(api):
+    etag = api.get("/api/bundles/")["ETag"]
+    Bundle.objects.filter(slug="accounts-receivable").update(name="Receivables")
+    renamed = again(api, "/api/bundles/", etag)
+    assert renamed.status_code == 200 and renamed.json()["results"][0]["name"] == "Receivables"
+    Publisher.objects.update(name="Someone else")
+    assert again(api, "/api/bundles/", renamed["ETag"]).status_code == 200

@@ -55,3 +55,18 @@ def test_the_ratio_is_each_rounds_own_comparison():
     section = load.ratio_section(rounds, {"web_workers": 5}, "the command")
     assert section.startswith("## Catalog API throughput\n")
     assert "**45%** ✓" in section and "**20%** ✗" in section
+
+
+def test_a_conditional_request_is_held_to_its_own_target():
+    def run(name, rps):
+        row = {"Requests/s": str(rps), "50%": "5", "95%": "9", "99%": "12", "Failure Count": "0"}
+        return load.LocustRun({name: row}, [], None, None, users=2, seconds=1, classes=[])
+
+    (_, listing), (_, detail) = load.CONDITIONAL
+    # 45% of /livez: enough for a fresh request (40%), not for a 304 (50%)
+    rounds = [load.Round({load.TRIVIAL[1]: run(load.TRIVIAL[1], 100), listing: run(listing, 45),
+                          detail: run(detail, 55)})]  # fmt: skip
+    assert load.ratios(rounds) == {listing: 0.45, detail: 0.55}
+    section = load.ratio_section(rounds, {"web_workers": 5}, "the command")
+    assert "`GET /api/bundles/ If-None-Match`" in section
+    assert "**45%** ✗" in section and "**55%** ✓" in section
