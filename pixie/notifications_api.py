@@ -29,7 +29,7 @@ class MarkReadSerializer(StrictSerializer):
     ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
         required=False,
-        max_length=1000,
+        max_length=500,  # under DATA_UPLOAD_MAX_NUMBER_FIELDS, for a form-encoded body too
         help_text="Only these; without it, every unread notification in the workspace.",
     )
 

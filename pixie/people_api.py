@@ -90,7 +90,7 @@ class MemberDetail(InWorkspace, APIView):
 
 class TokenSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
-    workspace = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    workspace = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = ApiToken
