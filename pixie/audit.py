@@ -11,9 +11,15 @@ it changed, the path it came through, the plan it belongs to.
 import json
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
 
 import reversion
-from django.db import transaction
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import router, transaction
+from django.db.models import CompositePrimaryKey
+from django.utils.encoding import force_str, is_protected_type
+from reversion import revisions as reversion_revisions
+from reversion.models import Version
 
 from .audit_chain import chain_extend
 from .logs import request_id_var, request_path_var, task_id_var
@@ -39,6 +45,92 @@ def audited(*, actor, comment: str, plan=None):
     finally:
         if token is not None:
             _plan_var.reset(token)
+
+
+# --- many objects into the revision at once -----------------------------------------
+
+
+def add_all_to_revision(objects) -> None:
+    """``reversion.add_to_revision`` of each object, in order, with the same versions
+    (the same place in the revision, the same fields): each serialised from the values it
+    holds in memory into the very JSON Django's serialiser writes for it
+    (``history_json``), and the revision updated once rather than once an object. An
+    apply records a hundred objects: through the serialiser that was about a tenth of a
+    millisecond each. A model registered with anything else than plain JSON of its own
+    fields (follows, natural keys, many-to-many fields, duplicates ignored) goes through
+    reversion itself.
+
+    Uses django-reversion's frame helpers (6.x); tests/pixie/test_history_rows.py holds
+    its versions equal to reversion's own."""
+    frame_versions = reversion_revisions._copy_db_versions(
+        reversion_revisions._current_frame().db_versions
+    )
+    for obj in objects:
+        if obj.pk is None:  # as reversion: an object not fully formed is not recorded
+            continue
+        model = obj.__class__
+        options = reversion_revisions._get_options(model)
+        if _history_fields(model) is None:
+            reversion_revisions._update_frame(db_versions=frame_versions)
+            reversion.add_to_revision(obj)
+            frame_versions = reversion_revisions._copy_db_versions(
+                reversion_revisions._current_frame().db_versions
+            )
+            continue
+        model_db = router.db_for_write(model, instance=obj)
+        object_id = force_str(getattr(obj, options.object_id_field))
+        data, text = history_json(obj), force_str(obj)
+        for using, versions in frame_versions.items():
+            content_type = reversion_revisions._get_content_type(model, using)
+            versions[content_type, object_id] = Version(
+                content_type=content_type,
+                object_id=object_id,
+                db=model_db,
+                format=options.format,
+                serialized_data=data,
+                object_repr=text,
+            )
+    reversion_revisions._update_frame(db_versions=frame_versions)
+
+
+def history_json(obj) -> str:
+    """What ``serializers.serialize("json", [obj], fields=<its registered fields>)``
+    returns, from the object's values, for a model ``_history_fields`` accepts."""
+    fields = {}
+    for field in _history_fields(obj.__class__):
+        value = field.value_from_object(obj)
+        fields[field.name] = value if is_protected_type(value) else field.value_to_string(obj)
+    pk_field = obj._meta.pk
+    pk = pk_field.value_from_object(obj)
+    dump = {
+        "model": str(obj._meta),
+        "pk": pk if is_protected_type(pk) else pk_field.value_to_string(obj),
+        "fields": fields,
+    }
+    return f"[{json.dumps(dump, cls=DjangoJSONEncoder, ensure_ascii=False)}]"
+
+
+@cache
+def _history_fields(model) -> tuple | None:
+    """The fields Django's serialiser writes for a registered model, in its order, or None
+    if its registration asks for more than plain JSON of its own fields."""
+    options = reversion_revisions._get_options(model)
+    concrete = model._meta.concrete_model._meta
+    if (
+        options.format != "json"
+        or options.follow
+        or options.ignore_duplicates
+        or options.use_natural_foreign_keys
+        or isinstance(model._meta.pk, CompositePrimaryKey)
+        or any(f.serialize and f.attname in options.fields for f in concrete.local_many_to_many)
+    ):
+        return None
+    return tuple(
+        field
+        for field in concrete.local_fields
+        if field.serialize
+        and (field.attname if field.remote_field is None else field.attname[:-3]) in options.fields
+    )
 
 
 # --- what each revision changed, and how it came ------------------------------------

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import reversion
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill
@@ -26,12 +26,12 @@ from catalog.services.revision_files import (
 )
 from catalog.services.signing import ContentNotAsSigned, Verified, bundle_version_verify
 from egress.models import CredentialRequirement, EgressRule
-from pixie.audit import audited
+from pixie.audit import add_all_to_revision, audited
 from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
 
 from .plan_core import cascade
-from .plan_inputs import fingerprint, read_plan_inputs, relevant_reads, step_slugs
+from .plan_inputs import fingerprint, staleness_reads
 from .plan_notices import notify_plan_ended
 from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
 from .steps import Step
@@ -61,11 +61,14 @@ def plan_apply(*, plan_id: int) -> str:
     Plan.objects.filter(pk=plan_id, status=Plan.State.APPROVED).update(status=Plan.State.APPLYING)
     try:
         with transaction.atomic():
-            plan = Plan.objects.select_related("workspace").get(pk=plan_id)
-            if plan.status not in APPLICABLE:
-                return plan.status
+            # Only what finding the lock needs: the plan's steps are read once, locked.
+            workspace_id, status = Plan.objects.values_list("workspace_id", "status").get(
+                pk=plan_id
+            )
+            if status not in APPLICABLE:
+                return status
             # The workspace row is the lock that serialises every writer of it.
-            Workspace.objects.select_for_update().get(pk=plan.workspace_id)
+            Workspace.objects.select_for_update().get(pk=workspace_id)
             plan = (
                 Plan.objects.select_for_update(of=("self",))
                 .select_related("workspace")
@@ -133,10 +136,13 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
 
 
 def _finish(plan: Plan, status: str, error: str) -> None:
-    Plan.objects.filter(pk=plan.pk).update(status=status, error=error, finished_at=timezone.now())
-    plan.refresh_from_db()
+    finished_at = timezone.now()
+    Plan.objects.filter(pk=plan.pk).update(status=status, error=error, finished_at=finished_at)
+    # The plan's row is locked since it was read (plan_apply): it now holds what it held
+    # then with these three fields, so it is not read again for its history.
+    plan.status, plan.error, plan.finished_at = status, error, finished_at
     if reversion.is_active():
-        reversion.add_to_revision(plan)
+        add_all_to_revision([plan])
 
 
 def staleness(plan: Plan) -> str:
@@ -150,19 +156,16 @@ def staleness(plan: Plan) -> str:
         installation is None or installation.pk != plan.installation_id
     ):
         return f"Plan #{plan.pk} is stale: the installation changed after it was computed."
-    inputs, reads = read_plan_inputs(
+    # Only what the fingerprint covers (the slugs the plan depends on, not the whole
+    # namespace; no contents, files or findings), as the plan read it.
+    reads = staleness_reads(
         workspace=plan.workspace,
         kind=plan.kind,
         bundle_version=plan.bundle_version_id,
         installation=installation,
         agent_ids=plan.options.get("agents", []),
-        fork_choices=plan.options.get("fork_choices", {}),
-        leave_out=plan.options.get("leave_out", []),
-        # Only the slugs the plan depends on: not the whole namespace again.
-        only_slugs=step_slugs(plan.steps),
-        diffs=False,
+        steps=plan.steps,
     )
-    reads = relevant_reads(reads, plan.steps, inputs)
     if fingerprint(reads) == plan.fingerprint:
         return ""
     before = plan.reads
@@ -206,6 +209,7 @@ class _Applying:
     versions: dict[int, SkillVersion]
     now: datetime = field(default_factory=timezone.now)
     touched: set[int] = field(default_factory=set)  # skills written
+    created: dict[int, WorkspaceSkill] = field(default_factory=dict)  # as written, by pk
     revisions: list[SkillRevision] = field(default_factory=list)
     rules: list[EgressRule] = field(default_factory=list)
     requirements: list[CredentialRequirement] = field(default_factory=list)
@@ -273,8 +277,13 @@ def _create_skills(applying: _Applying) -> None:
     )
     for skill, revision in zip(new_skills, revisions, strict=True):
         skill.head = revision
-    WorkspaceSkill.objects.bulk_update(new_skills, ["head"])
+    # Each new skill's head is its only revision: one plain UPDATE, not a CASE of 50 arms.
+    only_revision = SkillRevision.objects.filter(skill=OuterRef("pk"), number=1).order_by()
+    WorkspaceSkill.objects.filter(pk__in=[skill.pk for skill in new_skills]).update(
+        head=Subquery(only_revision.values("pk")[:1])
+    )
     applying.touched |= {skill.pk for skill in new_skills}
+    applying.created.update((skill.pk, skill) for skill in new_skills)
     applying.revisions += revisions
 
 
@@ -389,9 +398,14 @@ APPLY_FAILPOINTS = (
 
 
 def _record(applying: _Applying) -> None:
-    """History names each row by its skill and agent: read those once, not once per row."""
+    """History names each row by its skill and agent: read those once, not once per row,
+    and not the skills this apply created (it holds them as it wrote them). Each row is
+    serialised from the values in memory (pixie.audit.add_all_to_revision)."""
     attachments = applying.attachments
-    skills = WorkspaceSkill.objects.in_bulk(applying.touched | {a.skill_id for a in attachments})
+    skills = WorkspaceSkill.objects.in_bulk(
+        (applying.touched | {a.skill_id for a in attachments}) - applying.created.keys()
+    )
+    skills.update(applying.created)
     agents = Agent.objects.in_bulk({a.agent_id for a in attachments})
     for revision in applying.revisions:
         revision.skill = skills[revision.skill_id]
@@ -399,16 +413,17 @@ def _record(applying: _Applying) -> None:
         attachment.skill = skills[attachment.skill_id]
         attachment.agent = agents[attachment.agent_id]
     kept_installation = applying.plan.kind != Plan.Kind.UNINSTALL
-    for obj in [
-        *(skills[pk] for pk in applying.touched),
-        *applying.revisions,
-        *applying.rules,
-        *applying.requirements,
-        *attachments,
-        *([applying.installation] if kept_installation else []),
-        *([applying.generation] if applying.generation else []),
-    ]:
-        reversion.add_to_revision(obj)
+    add_all_to_revision(
+        [
+            *(skills[pk] for pk in applying.touched),
+            *applying.revisions,
+            *applying.rules,
+            *applying.requirements,
+            *attachments,
+            *([applying.installation] if kept_installation else []),
+            *([applying.generation] if applying.generation else []),
+        ]
+    )
 
 
 def _installation(plan: Plan) -> Installation:

@@ -30,6 +30,7 @@ from catalog.finding_rules import guardrail_rules
 from catalog.models import (
     BundleCredential,
     BundleHost,
+    BundleSkill,
     BundleVersion,
     Installation,
     RevisionFile,
@@ -87,19 +88,11 @@ def catalog_skill(skill_version) -> CatalogSkill:
 def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, InstalledSkill]:
     """This installation's skills, and archived ones from an earlier install of the same
     skills (so a reinstall revives them), keyed by the catalog slug they came from."""
-    skills = WorkspaceSkill.objects.filter(workspace=workspace).select_related(
+    skills = _installed_rows(workspace, installation, incoming).select_related(
         "head__upstream__package"
     )
-    if installation is not None:
-        skills = skills.filter(installation=installation)
-    else:
-        skills = skills.filter(
-            installation__isnull=True,
-            archived_at__isnull=False,
-            head__upstream__package__slug__in=incoming,
-        )
     found = {}
-    for skill in skills.order_by("pk"):
+    for skill in skills:
         head = skill.head
         upstream = head.upstream
         key = upstream.package.slug if upstream else skill.slug
@@ -116,6 +109,18 @@ def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, 
             approvals=tuple(head.approvals),
         )
     return found
+
+
+def _installed_rows(workspace, installation, incoming: set[str]):
+    """The rows _installed_skills reads (and the staleness check, narrower), by pk."""
+    skills = WorkspaceSkill.objects.filter(workspace=workspace)
+    if installation is not None:
+        return skills.filter(installation=installation).order_by("pk")
+    return skills.filter(
+        installation__isnull=True,
+        archived_at__isnull=False,
+        head__upstream__package__slug__in=incoming,
+    ).order_by("pk")
 
 
 _FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
@@ -260,9 +265,24 @@ def read_plan_inputs(
     )
     if diffs:
         inputs = _texts(inputs)
-    reads = {
+    reads = _reads(
+        installation=installation,
+        installed=[(s.slug, s.head_id) for s in installed.values()],
+        egress=egress,
+        credentials=credentials,
+        attached=attached,
+        holders=holders,
+        heads=heads,
+    )
+    return inputs, reads
+
+
+def _reads(*, installation, installed, egress, credentials, attached, holders, heads) -> dict:
+    """The reads a plan depends on, from what was read: read_plan_inputs' and the
+    staleness check's alike, so the two cannot drift apart."""
+    return {
         "installation": installation.bundle_version_id if installation else None,
-        "installed": sorted([s.slug, s.head_id] for s in installed.values()),
+        "installed": sorted([slug, head_id] for slug, head_id in installed),
         "egress": sorted([h, p, by_plan] for (h, p), by_plan in egress.items()),
         "credentials": sorted(credentials),
         "agents": sorted([a, s] for a, s in attached),
@@ -270,7 +290,50 @@ def read_plan_inputs(
         "holders": [[agent_id, follows] for agent_id, _name, follows in holders],
         "_heads": heads,  # reduced to the relevant slugs by the caller
     }
-    return inputs, reads
+
+
+def staleness_reads(
+    *, workspace, kind: str, bundle_version, installation, agent_ids: list[int], steps: list[dict]
+) -> dict:
+    """What ``relevant_reads(*read_plan_inputs(...))`` gives for a plan's steps (with
+    ``only_slugs=step_slugs(steps)``), reading only what those reads hold: the bundle's
+    skill slugs, the installation's skills' slugs and heads, the heads at the slugs the
+    plan names, the egress rules and credentials, the chosen agents' attachments and,
+    when the plan adds skills to them, the holders. Not the bundles' contents, files,
+    findings, tools, occupants, pins or overrides, which the plan's fingerprint does not
+    cover. (tests/installer/test_plan_staleness.py holds the two equal.)"""
+    version_id = getattr(bundle_version, "pk", bundle_version)
+    incoming: set[str] = set()
+    if kind != "uninstall" and version_id is not None:
+        incoming = set(
+            BundleSkill.objects.filter(bundle_version_id=version_id)
+            .order_by()
+            .values_list("skill_version__package__slug", flat=True)
+        )
+    installed: dict[str, tuple[str, int, int]] = {}
+    for skill_id, slug, head_id, upstream in _installed_rows(
+        workspace, installation, incoming
+    ).values_list("pk", "slug", "head_id", "head__upstream__package__slug"):
+        # Keyed as _installed_skills keys them: by the catalog slug it came from.
+        installed[slug if upstream is None else upstream] = (slug, skill_id, head_id)
+    mine = {skill_id for _slug, skill_id, _head in installed.values()}
+    _occupied, heads = _namespace(workspace, mine, step_slugs(steps) | incoming, tools=False)
+    egress, _needed, credentials = _reach(workspace, installation)
+    _agents, attached = _chosen_agents(workspace, agent_ids)
+    holders: tuple = ()
+    if _adds_to_holders(steps):
+        columns = ("agent_id", "agent__name", "skill__slug", "pinned_revision__number")
+        holders = _holders(_held(mine).values_list(*columns))
+    reads = _reads(
+        installation=installation,
+        installed=[(slug, head_id) for slug, _skill_id, head_id in installed.values()],
+        egress=egress,
+        credentials=credentials,
+        attached=attached,
+        holders=holders,
+        heads=heads,
+    )
+    return _relevant(reads, steps, incoming, {slug for slug, _id, _h in installed.values()})
 
 
 # Re-slug candidates read for each incoming skill's name at first: base, base-2 ... base-8.
@@ -409,20 +472,32 @@ def _agents_using(mine: set[int]):
         .values_list("agent__name", "skill__slug", "override__number")
     )
     pins, follows = [], []
-    holders: dict[int, list] = {}
-    for agent_id, agent_name, slug, number in (
-        AgentSkill.objects.filter(skill_id__in=mine)
-        .order_by("agent__name", "agent_id", "position")
-        .values_list("agent_id", "agent__name", "skill__slug", "pinned_revision__number")
-    ):
-        holder = holders.setdefault(agent_id, [agent_name, True])
+    columns = ("agent_id", "agent__name", "skill__slug", "pinned_revision__number")
+    rows = list(_held(mine).values_list(*columns))
+    for _agent_id, agent_name, slug, number in rows:
         if number is None:
             follows.append((agent_name, slug))
         else:
             pins.append((agent_name, slug, number))
+    return tuple(pins), tuple(follows), overrides, _holders(rows)
+
+
+def _held(mine: set[int]):
+    """The attachments of this installation's skills, in the holders' order."""
+    return AgentSkill.objects.filter(skill_id__in=mine).order_by(
+        "agent__name", "agent_id", "position"
+    )
+
+
+def _holders(rows) -> tuple:
+    """(agent id, name, follows them all) of each agent in rows of (agent id, agent name,
+    anything, pinned revision number), in the order first seen."""
+    holders: dict[int, list] = {}
+    for agent_id, agent_name, _slug, number in rows:
+        holder = holders.setdefault(agent_id, [agent_name, True])
+        if number is not None:
             holder[1] = False
-    held = tuple((agent_id, name, all_follow) for agent_id, (name, all_follow) in holders.items())
-    return tuple(pins), tuple(follows), overrides, held
+    return tuple((agent_id, name, all_follow) for agent_id, (name, all_follow) in holders.items())
 
 
 def _runs(agent_ids: set[int]) -> dict:
@@ -490,12 +565,19 @@ def _mentions_of(agent_ids: set[int], removing: set[str]) -> dict:
 def relevant_reads(reads: dict, steps: list[dict], inputs: PlanInputs) -> dict:
     """Keep only the skills whose slugs the plan depends on, and the holders only when the
     plan adds skills to them."""
+    incoming = {s.slug for s in inputs.target.skills} if inputs.target else set()
+    return _relevant(reads, steps, incoming, {s.slug for s in inputs.installed.values()})
+
+
+def _adds_to_holders(steps: list[dict]) -> bool:
+    return any(s["type"] in ("agent.gains", "agent.left_out") for s in steps)
+
+
+def _relevant(reads: dict, steps: list[dict], incoming: set[str], mine: set[str]) -> dict:
     heads = reads.pop("_heads")
-    if not any(s["type"] in ("agent.gains", "agent.left_out") for s in steps):
+    if not _adds_to_holders(steps):
         reads.pop("holders", None)
-    slugs = step_slugs(steps)
-    slugs |= {s.slug for s in inputs.target.skills} if inputs.target else set()
-    mine = {s.slug for s in inputs.installed.values()}
+    slugs = step_slugs(steps) | incoming
     # A skill the plan changes is read to its head revision; any other slug
     # only for whether something holds it.
     reads["skills"] = {
