@@ -15,7 +15,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .api import InWorkspace, StrictSerializer
-from .errors import PermissionRefused
 from .members import member_add, member_remove, member_role_change, members_of
 from .models import ApiToken, Membership, Workspace
 from .permissions import require_owner
@@ -124,14 +123,6 @@ class MyTokens(generics.ListAPIView):
 
     @extend_schema(request=TokenRequestSerializer, responses={201: TokenMadeSerializer})
     def post(self, request):
-        if isinstance(request.auth, ApiToken) and (
-            request.auth.workspace_id or request.auth.read_only
-        ):
-            raise PermissionRefused(
-                "A token limited to a workspace or to reading cannot make tokens; sign in, "
-                "or use an unlimited token.",
-                code="token_limited",
-            )
         given = TokenRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         slug = given.validated_data["workspace"]
@@ -143,6 +134,7 @@ class MyTokens(generics.ListAPIView):
         token, secret = token_create(
             user=request.user, actor=request.user, name=given.validated_data["name"],
             workspace=workspace, read_only=given.validated_data["read_only"],
+            via=request.auth if isinstance(request.auth, ApiToken) else None,
         )  # fmt: skip
         token.secret = secret
         response = Response(TokenMadeSerializer(token).data, status=status.HTTP_201_CREATED)

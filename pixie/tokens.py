@@ -39,10 +39,23 @@ def key_hash(secret: str) -> str:
 
 
 def token_create(
-    *, user, actor, name: str, workspace: Workspace | None = None, read_only: bool = False
+    *,
+    user,
+    actor,
+    name: str,
+    workspace: Workspace | None = None,
+    read_only: bool = False,
+    via: ApiToken | None = None,
 ) -> tuple[ApiToken, str]:
     """A new token for ``user`` (made by themselves): the row and the secret, which is
-    never stored and never shown again."""
+    never stored and never shown again. ``via``: the token the request came with, if
+    any; a limited one cannot mint a wider token."""
+    if via is not None and (via.workspace_id or via.read_only):
+        raise PermissionRefused(
+            "A token limited to a workspace or to reading cannot make tokens; sign in, or "
+            "use an unlimited token.",
+            code="token_limited",
+        )
     name = (name or "").strip()
     problems = []
     if not name:
