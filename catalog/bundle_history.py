@@ -84,15 +84,23 @@ class VersionMissing(ValidationFailed):
 
 
 def bundle_compare(
-    *, user, slug: str, before: str | None = None, after: str | None = None
+    *,
+    user,
+    slug: str,
+    before: str | None = None,
+    after: str | None = None,
+    limited_to: int | None = None,
 ) -> BundleComparison:
-    """Two versions of one bundle the user may see. `after` defaults to the newest,
+    """Two versions of one bundle the user may see (limited_to: the workspace the request
+    is limited to, see selectors.visible_versions). `after` defaults to the newest,
     `before` to the version just before `after` (itself when there is none)."""
     for name, value in (("from", before), ("to", after)):
         if value is not None and ("\x00" in value or len(value) > 64):
             raise ValidationFailed(f"'{name}' must be a version of the bundle, like 2.1.0")
     versions = sorted(
-        visible_versions(user).filter(bundle__slug=slug).select_related("bundle__publisher"),
+        visible_versions(user, limited_to=limited_to)
+        .filter(bundle__slug=slug)
+        .select_related("bundle__publisher"),
         key=lambda v: version_key(v.version),
     )
     if not versions:

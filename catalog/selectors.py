@@ -27,6 +27,7 @@ from pixie.permissions import (
     member_q,
     operator_q,
 )
+from pixie.prepared import PreparedQuery, Slot
 
 from .models import (
     Bundle,
@@ -46,7 +47,7 @@ IN_CATALOG = Q(catalog_review=CatalogReview.APPROVED) & ~Q(status=Status.DRAFT)
 PUBLISHING_WORKSPACE = "bundle__publisher__workspace"
 
 
-def visible_versions(user) -> QuerySet[BundleVersion]:
+def visible_versions(user, *, limited_to: int | None = None) -> QuerySet[BundleVersion]:
     """The bundle versions a user may see: the one rule every list, page, download and
     plan form asks.
 
@@ -56,6 +57,12 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
     included). A login of no workspace sees none. One query, with the rest of it:
     the roles are conditions inside it, not reads of their own.
 
+    limited_to: the id of the one workspace the request may act in (an API token limited
+    to it, pixie.permissions.token_workspace_id). The user then sees what a plain member
+    of that workspace sees, provided they are one: the catalog and what it published.
+    Their other memberships and their roles (operator, auditor, superuser) count for
+    nothing.
+
     versions_seen_by(catalog_viewer(user)) states the same rule with the user's roles
     and memberships read first, in a query of their own, for the catalog API's reads,
     where building these subqueries cost more than a round trip
@@ -64,6 +71,11 @@ def visible_versions(user) -> QuerySet[BundleVersion]:
     versions = BundleVersion.objects.all()
     if not user.is_authenticated or not user.is_active:
         return versions.none()
+    if limited_to is not None:
+        return versions.filter(
+            Exists(Membership.objects.filter(user=user.pk, workspace=limited_to)),
+            IN_CATALOG | Q(**{f"{PUBLISHING_WORKSPACE}_id": limited_to}),
+        )
     if user.is_superuser:
         return versions
     return versions.filter(
@@ -87,43 +99,52 @@ class CatalogViewer:
 
 
 _ROLE, _MEMBER, _PUBLISHER = 0, 1, 2
-# A user id no row has: where the user's id goes in the facts' SQL, compiled once.
+# A user id and a workspace id no row has: where the user's id (and the workspace a token
+# is limited to) go in the facts' SQL, compiled once.
 _ANY_USER = -7_000_000_001
+_ANY_WORKSPACE = -7_000_000_002
 
 
-def _facts(user_id: int) -> QuerySet:
+def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
     """(fact, id) rows: the user's operator or auditor groups, memberships, and the
-    publishers of their workspaces."""
+    publishers of their workspaces. Limited to a workspace: their membership of that
+    one and its publishers, no roles."""
     roles = Group.objects.filter(user=user_id, name__in=[OPERATORS_GROUP, AUDITORS_GROUP])
     memberships = Membership.objects.filter(user=user_id)
     publishers = Publisher.objects.filter(workspace__memberships__user=user_id)
-    return (
-        roles.annotate(fact=Value(_ROLE)).values_list("fact", "pk").order_by()
-        .union(
-            memberships.annotate(fact=Value(_MEMBER)).values_list("fact", "pk").order_by(),
-            publishers.annotate(fact=Value(_PUBLISHER)).values_list("fact", "pk").order_by(),
-            all=True,
-        )
-    )  # fmt: skip
+    if limited_to is not None:
+        memberships = memberships.filter(workspace=limited_to)
+        publishers = publishers.filter(workspace=limited_to)
+    parts = [
+        memberships.annotate(fact=Value(_MEMBER)).values_list("fact", "pk").order_by(),
+        publishers.annotate(fact=Value(_PUBLISHER)).values_list("fact", "pk").order_by(),
+    ]
+    if limited_to is None:
+        parts.insert(0, roles.annotate(fact=Value(_ROLE)).values_list("fact", "pk").order_by())
+    first, *rest = parts
+    return first.union(*rest, all=True)
 
 
 @functools.cache
-def _facts_sql(vendor: str) -> tuple[str, tuple]:
-    # Building and compiling the union costs more than running it: done once a process.
-    return _facts(_ANY_USER).query.sql_with_params()
+def _facts_sql(vendor: str, limited: bool = False) -> tuple[str, tuple]:
+    # Building and compiling the union costs more than running it: done once a process
+    # (for each kind: the whole of a user's facts, or those of one workspace).
+    return _facts(_ANY_USER, _ANY_WORKSPACE if limited else None).query.sql_with_params()
 
 
-def catalog_viewer(user) -> CatalogViewer:
+def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
     """The user's facts for the catalog's reads: one query (none for a superuser or an
     anonymous or inactive user), read on every request, so a change of membership or
-    role shows on the next one."""
+    role shows on the next one. limited_to: as for visible_versions, the one workspace
+    whose membership counts (a superuser's facts are then read too)."""
     if not user.is_authenticated or not user.is_active:
         return CatalogViewer()
-    if user.is_superuser:
+    if user.is_superuser and limited_to is None:
         return CatalogViewer(sees_everything=True, in_a_workspace=True)
-    sql, params = _facts_sql(connection.vendor)
+    sql, params = _facts_sql(connection.vendor, limited_to is not None)
+    values = {_ANY_USER: user.pk, _ANY_WORKSPACE: limited_to}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [user.pk if p == _ANY_USER else p for p in params])
+        cursor.execute(sql, [values.get(p, p) if isinstance(p, int) else p for p in params])
         rows = cursor.fetchall()
     facts: dict[int, set[int]] = {}
     for fact, pk in rows:
@@ -177,9 +198,12 @@ BUNDLE_LIST_VERSION_FIELDS = [
 ]
 
 
-def bundle_list(*, user) -> QuerySet[Bundle]:
+def bundle_list(*, user, limited_to: int | None) -> QuerySet[Bundle]:
+    """The bundles with a version the user may see, each with those versions
+    (limited_to: the workspace the request is limited to, or None; see visible_versions)."""
     # The user's roles and memberships read once, for the page and its versions alike.
-    versions = versions_seen_by(catalog_viewer(user)).only(*BUNDLE_LIST_VERSION_FIELDS)
+    viewer = catalog_viewer(user, limited_to=limited_to)
+    versions = versions_seen_by(viewer).only(*BUNDLE_LIST_VERSION_FIELDS)
     # EXISTS rather than a join: no DISTINCT over wide rows, and a plain COUNT for the pages.
     return (
         Bundle.objects.filter(Exists(versions.filter(bundle=OuterRef("pk"))))
@@ -189,8 +213,8 @@ def bundle_list(*, user) -> QuerySet[Bundle]:
     )
 
 
-def bundle_get(*, user, slug: str) -> Bundle:
-    bundle = bundle_list(user=user).filter(slug=slug).first()
+def bundle_get(*, user, limited_to: int | None, slug: str) -> Bundle:
+    bundle = bundle_list(user=user, limited_to=limited_to).filter(slug=slug).first()
     if bundle is None:
         raise Http404(f"No bundle {slug}.")
     return bundle
@@ -219,21 +243,74 @@ def _no_nul(value: str, message: str) -> None:
         raise Http404(message)
 
 
-def bundle_version_get(*, user, slug: str, version: str, contents: bool = True) -> BundleVersion:
-    """A version the user may see, with its skills, hosts and credentials prefetched
-    (or, with contents=False, only its own row, bundle, publisher and key: two queries,
-    the user's catalog_viewer facts and the row)."""
-    _no_nul(version, f"No such version of bundle {slug}.")
-    found = (
-        versions_seen_by(catalog_viewer(user))
-        .filter(bundle__slug=slug, version=version)
+def _version_by_slug(versions: QuerySet, slug: str, version: str) -> QuerySet:
+    return (
+        versions.filter(bundle__slug=slug, version=version)
         .select_related("bundle__publisher", "signing_key")
+        .order_by()[:1]
     )
-    if contents:
-        found = found.prefetch_related(*CONTENTS)
-    bundle_version = found.first()
+
+
+# A version by its address, with visible_versions' rule inside the same query: read on
+# every catalog API request for a version, so compiled once (pixie.prepared).
+_VERSION_SEEN_BY = PreparedQuery(
+    lambda user_id, slug, version: _version_by_slug(
+        visible_versions(_StandIn(pk=user_id)), slug, version
+    ),
+    Slot("user_id", -7_000_000_011),
+    Slot("slug", "\x00slug\x00"),
+    Slot("version", "\x00version\x00"),
+)
+# The same for a request limited to one workspace (visible_versions' limited_to).
+_VERSION_SEEN_WITHIN = PreparedQuery(
+    lambda user_id, workspace_id, slug, version: _version_by_slug(
+        visible_versions(_StandIn(pk=user_id), limited_to=workspace_id), slug, version
+    ),
+    Slot("user_id", -7_000_000_011),
+    Slot("workspace_id", -7_000_000_012),
+    Slot("slug", "\x00slug\x00"),
+    Slot("version", "\x00version\x00"),
+)
+_ANY_VERSION = PreparedQuery(
+    lambda slug, version: _version_by_slug(BundleVersion.objects.all(), slug, version),
+    Slot("slug", "\x00slug\x00"),
+    Slot("version", "\x00version\x00"),
+)
+
+
+@dataclass(frozen=True)
+class _StandIn:
+    """A plain, active login whose id is a stand-in: what visible_versions reads of one."""
+
+    pk: int
+    is_authenticated: bool = True
+    is_active: bool = True
+    is_superuser: bool = False
+
+
+def bundle_version_get(
+    *, user, limited_to: int | None, slug: str, version: str, contents: bool = True
+) -> BundleVersion:
+    """A version the user may see (limited_to: the workspace the request is limited to, or
+    None; see visible_versions), with its skills, hosts and credentials prefetched
+    (or, with contents=False, only its own row, bundle, publisher and key: one query,
+    with the visibility rule inside it)."""
+    _no_nul(version, f"No such version of bundle {slug}.")
+    _no_nul(slug, f"No bundle {slug!r}.")
+    if not user.is_authenticated or not user.is_active:
+        bundle_version = None
+    elif limited_to is not None:
+        bundle_version = _VERSION_SEEN_WITHIN.first(
+            user_id=user.pk, workspace_id=limited_to, slug=slug, version=version
+        )
+    elif user.is_superuser:
+        bundle_version = _ANY_VERSION.first(slug=slug, version=version)
+    else:
+        bundle_version = _VERSION_SEEN_BY.first(user_id=user.pk, slug=slug, version=version)
     if bundle_version is None:
         raise Http404(f"No version {version} of bundle {slug}.")
+    if contents:
+        prefetch_related_objects([bundle_version], *CONTENTS)
     return bundle_version
 
 

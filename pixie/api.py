@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import PixieError, ValidationFailed
-from .permissions import workspace_for_history_reader, workspace_for_member
+from .permissions import token_workspace_id, workspace_for_history_reader, workspace_for_member
 
 _DJANGO_NOT_FOUND = re.compile(r"No \w+ matches the given query\.")
 
@@ -94,17 +94,20 @@ class InWorkspace:
     """
 
     # History reads (a skill's revisions and comparisons, the workspace's history) are
-    # auditors' and operators' too, for GET only (pixie.permissions.reads_every_history).
+    # auditors' and operators' too, for GET only (pixie.permissions.reads_every_history),
+    # but not through a token limited to a workspace: it reads as a plain member would.
     history_read = False
 
     def workspace(self):
         if not hasattr(self, "_workspace"):
             find = workspace_for_member
-            if self.history_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
+            if (
+                self.history_read
+                and self.request.method in ("GET", "HEAD", "OPTIONS")
+                and token_workspace_id(self.request) is None
+            ):
                 find = workspace_for_history_reader
-            self._workspace, self.role = find(
-                user=self.request.user, slug=self.kwargs["workspace"]
-            )
+            self._workspace, self.role = find(user=self.request.user, slug=self.kwargs["workspace"])
         return self._workspace
 
 

@@ -59,6 +59,8 @@ class CountInPagePaginator(ClearPaginator):
 
     Only for querysets without DISTINCT or aggregation: the window counts rows
     before either applies. A page past the end costs the usual COUNT to say so.
+    An object list with ``page_rows(bottom, limit)`` and ``count()`` reads its pages
+    itself, each row carrying ``_count_in_page``.
     """
 
     def page(self, number):
@@ -66,8 +68,11 @@ class CountInPagePaginator(ClearPaginator):
         bottom = (number - 1) * self.per_page
         if bottom + self.per_page > MAX_OFFSET:
             raise self._missing(number)
-        counted = self.object_list.annotate(_count_in_page=Window(Count("*")))
-        rows = list(counted[bottom : bottom + self.per_page])
+        if hasattr(self.object_list, "page_rows"):  # rows read its own way (e.g. prepared)
+            rows = self.object_list.page_rows(bottom, self.per_page)
+        else:
+            counted = self.object_list.annotate(_count_in_page=Window(Count("*")))
+            rows = list(counted[bottom : bottom + self.per_page])
         if rows:
             self.__dict__["count"] = rows[0]._count_in_page  # Paginator.count is cached
         elif number == 1 and self.allow_empty_first_page:

@@ -13,7 +13,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
 from .errors import PermissionRefused
-from .models import AuditEntry, Membership, Workspace
+from .models import ApiToken, AuditEntry, Membership, Workspace
 
 
 def role_in(*, user, workspace) -> str | None:
@@ -148,6 +148,16 @@ def member_q(user, *, workspace_field: str) -> Q:
 
 def any_membership_q(user) -> Q:
     return Q(Exists(Membership.objects.filter(user=user.pk)))
+
+
+def token_workspace_id(request) -> int | None:
+    """The id of the one workspace the request's API token is limited to (pixie.tokens),
+    or None: an unlimited token, DRF's own, a session. The one place a read learns of the
+    limit: whatever a limited token reads, its person counts as a plain member of that
+    workspace only, without their other memberships or their roles outside it (operator,
+    auditor, superuser); catalog.selectors takes it as ``limited_to``."""
+    token = getattr(request, "auth", None)
+    return token.workspace_id if isinstance(token, ApiToken) else None
 
 
 def require_operator(*, user) -> None:

@@ -12,9 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 
+from django.core.cache import cache
+from django.http import HttpResponse
 from django.utils.cache import get_conditional_response, quote_etag
+from rest_framework.response import Response
 
 CACHE_CONTROL = "private, no-cache"
+# Larger bodies are rendered each time rather than held in every web process's memory.
+RENDERED_MAX_BYTES = 1 << 20
 
 
 def etag_of(*parts) -> str:
@@ -51,3 +56,20 @@ def with_validators(response, etag: str):
     response["ETag"] = etag
     response["Cache-Control"] = CACHE_CONTROL
     return response
+
+
+def rendered_once(view, request, etag: str, data_of):
+    """The response for an ETag that stands for everything the response says (a published
+    version's): rendered to JSON once a process and kept, so a fresh request for it costs
+    what a 304 costs plus sending the bytes. Only the visibility check, made before, says
+    whether this user may have it; the bytes are the same for everyone who may."""
+    renderer, media_type = request.accepted_renderer, request.accepted_media_type
+    if renderer.format != "json":  # the browsable API: rendered as usual
+        return with_validators(Response(data_of()), etag)
+    key = f"catalog:rendered:{etag}:{media_type}"
+    body = cache.get(key)
+    if body is None:
+        body = renderer.render(data_of(), media_type, view.get_renderer_context())
+        if len(body) <= RENDERED_MAX_BYTES:
+            cache.set(key, body, timeout=None)
+    return with_validators(HttpResponse(body, content_type=renderer.media_type), etag)

@@ -13,11 +13,13 @@ from catalog import selectors
 from catalog.bundle_archive import write_bundle_zip
 from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.bundle_history import bundle_compare
+from catalog.bundle_pages import BundlePages
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import CountInPagePagination
+from pixie.permissions import token_workspace_id
 
-from .conditional import etag_of, not_modified, rows_state, with_validators
+from .conditional import etag_of, not_modified, rendered_once, rows_state, with_validators
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -38,10 +40,11 @@ class BundleList(generics.ListAPIView):
     pagination_class = CountInPagePagination
 
     def get_queryset(self):
-        return selectors.bundle_list(user=self.request.user)
+        # Read a page at a time by queries compiled once (selectors.bundle_list's rows).
+        return BundlePages(user=self.request.user, limited_to=token_workspace_id(self.request))
 
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        page = self.paginate_queryset(self.get_queryset())
         # The ETag is over what the page is made of (its address, which makes the links,
         # the count, each bundle's and publisher's rows and the visible versions' fields
         # read), so a 304 is answered before anything is serialised.
@@ -53,8 +56,11 @@ class BundleList(generics.ListAPIView):
         )
         if (answer := not_modified(request, etag)) is not None:
             return answer
-        response = self.get_paginated_response(self.get_serializer(page, many=True).data)
-        return with_validators(response, etag)
+        # The ETag stands for everything the page says: rendered once for it.
+        return rendered_once(self, request, etag, lambda: self._page_data(page))
+
+    def _page_data(self, page) -> dict:
+        return self.get_paginated_response(self.get_serializer(page, many=True).data).data
 
 
 # In every list page's ETag: raise the edition when a release shows the same rows differently.
@@ -73,7 +79,11 @@ class BundleDetail(generics.RetrieveAPIView):
     serializer_class = BundleDetailSerializer
 
     def get_object(self):
-        return selectors.bundle_get(user=self.request.user, slug=self.kwargs["slug"])
+        return selectors.bundle_get(
+            user=self.request.user,
+            limited_to=token_workspace_id(self.request),
+            slug=self.kwargs["slug"],
+        )
 
 
 def head_rows(bundle_version) -> tuple:
@@ -95,6 +105,7 @@ class BundleVersionDetail(generics.RetrieveAPIView):
     def retrieve(self, request, *args, **kwargs):
         bundle_version = selectors.bundle_version_get(
             user=request.user,
+            limited_to=token_workspace_id(request),
             slug=self.kwargs["slug"],
             version=self.kwargs["version"],
             contents=False,
@@ -107,7 +118,7 @@ class BundleVersionDetail(generics.RetrieveAPIView):
             etag = etag_of(RESPONSE_SHAPE, rows_state(*head_rows(bundle_version)))
             if (answer := not_modified(request, etag)) is not None:
                 return answer
-            return with_validators(Response(bundle_version_data(bundle_version)), etag)
+            return rendered_once(self, request, etag, lambda: bundle_version_data(bundle_version))
         data = bundle_version_data(bundle_version)  # a draft: its contents may change
         etag = etag_of(data)
         return not_modified(request, etag) or with_validators(Response(data), etag)
@@ -120,7 +131,11 @@ class BundleVersionDetail(generics.RetrieveAPIView):
 class BundleSkillFile(APIView):
     def get(self, request, slug, version, skill, path):
         bundle_version = selectors.bundle_version_get(
-            user=request.user, slug=slug, version=version, contents=False
+            user=request.user,
+            limited_to=token_workspace_id(request),
+            slug=slug,
+            version=version,
+            contents=False,
         )
         skill_version = selectors.bundle_skill_version(bundle_version=bundle_version, skill=skill)
         if path == SKILL_FILE:
@@ -139,7 +154,11 @@ class BundleSkillFile(APIView):
 class BundleVersionDownload(APIView):
     def get(self, request, slug, version):
         bundle_version = selectors.bundle_version_get(
-            user=request.user, slug=slug, version=version, contents=False
+            user=request.user,
+            limited_to=token_workspace_id(request),
+            slug=slug,
+            version=version,
+            contents=False,
         )
         # Closed by FileResponse once sent; large versions spill to a temporary file.
         spooled = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
@@ -202,6 +221,7 @@ class BundleCompare(APIView):
     def get(self, request, slug):
         comparison = bundle_compare(
             user=request.user,
+            limited_to=token_workspace_id(request),
             slug=slug,
             before=request.query_params.get("from"),
             after=request.query_params.get("to"),

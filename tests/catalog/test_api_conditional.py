@@ -44,8 +44,9 @@ def test_an_unchanged_version_answers_304_from_its_row_alone(
     assert etag.startswith('"') and first["Cache-Control"] == "private, no-cache"
     # Nothing is serialised for a 304: the ETag is over the rows read.
     monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
-    # The user's roles and memberships; the version with its bundle, publisher and key.
-    with django_assert_num_queries(2):
+    # The version with its bundle, publisher and key, and the user's right to see it, in
+    # one query.
+    with django_assert_num_queries(1):
         answer = again(api, VERSION, etag)
     assert answer.status_code == 304 and answer.content == b""
     assert answer["ETag"] == etag and answer["Cache-Control"] == "private, no-cache"
@@ -55,6 +56,52 @@ def test_an_unchanged_version_answers_304_from_its_row_alone(
 
 def refuse(*args, **kwargs):
     raise AssertionError("serialised for a 304")
+
+
+def test_a_published_versions_answer_is_rendered_once_and_served_as_rendered(
+    api, operator, django_assert_num_queries, monkeypatch
+):
+    first = api.get(VERSION)
+    # A second reader, another client: the same bytes, read from what was rendered, with
+    # nothing serialised and the one query that says the reader may see it.
+    other = make_user("other-reader")
+    Membership.objects.create(workspace=Membership.objects.get(user__username="reader").workspace,
+                              user=other, role=Membership.Role.MEMBER)  # fmt: skip
+    client = APIClient()
+    client.force_authenticate(other)
+    monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
+    with django_assert_num_queries(1):
+        second = client.get(VERSION)
+    monkeypatch.undo()
+    assert second.status_code == 200 and second.content == first.content
+    for header in ("Content-Type", "ETag", "Cache-Control", "Vary", "Allow"):
+        assert second[header] == first[header], header
+    assert second.json() == first.json()
+    # The browsable API still renders as usual.
+    assert client.get(VERSION, HTTP_ACCEPT="text/html")["Content-Type"].startswith("text/html")
+    # A yank changes the ETag, so the rendered answer kept for the old one is not served.
+    bundle_version_yank(bundle_version=BundleVersion.objects.get(version="2.1.0"),
+                        actor=operator, reason="Posts payments twice.")  # fmt: skip
+    yanked = client.get(VERSION)
+    assert yanked["ETag"] != first["ETag"] and yanked.json()["status"] == "yanked"
+
+
+def test_a_list_page_is_rendered_once_for_what_it_shows(api, operator, monkeypatch):
+    first = api.get("/api/bundles/")
+    monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
+    again_fresh = api.get("/api/bundles/")
+    assert again_fresh.content == first.content and again_fresh["ETag"] == first["ETag"]
+    # Another address (a page number given) makes other links: rendered for itself.
+    monkeypatch.undo()
+    numbered = api.get("/api/bundles/?page=1")
+    assert numbered["ETag"] != first["ETag"] and numbered.json() == first.json()
+    # What the page shows changes: so do the ETag and the bytes.
+    bundle_version_yank(bundle_version=BundleVersion.objects.get(version="2.2.0"),
+                        actor=operator, reason="Withdrawn.")  # fmt: skip
+    changed = api.get("/api/bundles/")
+    assert changed["ETag"] != first["ETag"]
+    latest = {b["slug"]: b["latest_version"] for b in changed.json()["results"]}
+    assert latest["accounts-receivable"] == "2.1.0"
 
 
 def test_a_new_signing_key_changes_the_etag_of_what_the_old_one_signed(api, operator):
@@ -137,7 +184,7 @@ def test_an_unchanged_list_answers_304_without_serialising(
 ):
     etag = api.get("/api/bundles/")["ETag"]
     monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
-    with django_assert_num_queries(3):  # the user's roles, the page with its count, versions
+    with django_assert_num_queries(1):  # the page with its versions and count
         answer = again(api, "/api/bundles/", etag)
     assert answer.status_code == 304 and answer["ETag"] == etag
     monkeypatch.undo()

@@ -171,19 +171,18 @@ def test_files_and_zip_run_the_same_queries_whatever_the_size(
     load(many_skills_bundle(tmp_path / "many", count))
     url = "/api/bundles/many/versions/1.0.0/"
     cache.clear()
-    # The user's roles and memberships (catalog.selectors.catalog_viewer), then the
-    # version, its skills, files, hosts, credentials.
-    with django_assert_max_num_queries(6):
+    # The version (with the user's right to see it), its skills, files, hosts, credentials.
+    with django_assert_max_num_queries(5):
         body = api.get(url).json()
     assert body["totals"]["files"] == 3 * count
     assert all(len(s["files"]) == 3 for s in body["skills"])
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(6):
         response = api.get(url + "download")
         data = b"".join(response.streaming_content)
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert names[:2] == ["bundle.toml", "bundle.signature.json"]
     assert len(names) == 2 + 4 * count
-    with django_assert_max_num_queries(4):  # roles, version, skill, file with its bytes
+    with django_assert_max_num_queries(3):  # version, skill, file with its bytes
         served = api.get(url + "skills/skill-01/files/scripts/run.sh")
     assert served.content == b"#!/bin/sh\necho 1\n"
 
