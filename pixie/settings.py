@@ -99,6 +99,14 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The same backend, whose check of a kept connection asks the socket before the server.
+    DATABASES["default"]["ENGINE"] = "pixie.postgresql"
+    if env_bool("DB_PREPARED_STATEMENTS", True):
+        # Values sent apart from the SQL, and a statement a connection has run 5 times
+        # prepared: PostgreSQL then plans the API's hot reads once a connection, not per
+        # request. Off (0) behind a pooler in transaction mode, which cannot keep them.
+        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 
 
 def owner_only(data_dir: Path, database: str) -> None:
@@ -193,7 +201,7 @@ REST_FRAMEWORK = {
         # Tokens first so a refused request answers 401 with WWW-Authenticate: a person's
         # own (pixie.tokens), then DRF's older one-per-login tokens.
         "pixie.tokens.ApiTokenAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "pixie.tokens.LoginTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
