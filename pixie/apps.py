@@ -17,6 +17,14 @@ class PixieConfig(AppConfig):
 
         post_revision_commit.connect(record_entry, dispatch_uid="pixie-audit-entry")
 
+        import reversion
+        from reversion import revisions
+
+        from .audit import save_revision
+
+        if reversion.VERSION[0] == 6:  # the version save_revision follows
+            revisions._save_revision = save_revision
+
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_save
 

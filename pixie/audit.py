@@ -15,11 +15,12 @@ from functools import cache
 
 import reversion
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import router, transaction
-from django.db.models import CompositePrimaryKey
+from django.db import connections, router, transaction
+from django.db.models import CompositePrimaryKey, F, IntegerField, Value
 from django.utils.encoding import force_str, is_protected_type
 from reversion import revisions as reversion_revisions
-from reversion.models import Version
+from reversion.models import Revision, Version
+from reversion.signals import post_revision_commit, pre_revision_commit
 
 from .audit_chain import chain_extend
 from .logs import request_id_var, request_path_var, task_id_var
@@ -131,6 +132,104 @@ def _history_fields(model) -> tuple | None:
         if field.serialize
         and (field.attname if field.remote_field is None else field.attname[:-3]) in options.fields
     )
+
+
+# --- saving a revision ---------------------------------------------------------------
+
+_INTEGER_IDS = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField",
+                "SmallIntegerField", "PositiveIntegerField", "PositiveBigIntegerField",
+                "PositiveSmallIntegerField"}  # fmt: skip
+
+
+def save_revision(versions, user=None, comment="", meta=(), date_created=None, using=None):
+    """django-reversion 6's ``_save_revision`` (installed in its place by PixieConfig), the
+    same steps in the same order, except that its check that each recorded object still
+    exists is one query for every model (a UNION of their ids) instead of one a model (an
+    apply records five models: four round trips fewer), and the versions are inserted
+    without UNNEST (_insert_versions)."""
+    versions = _still_there(list(versions))
+    if not versions:
+        return
+    revision = Revision(date_created=date_created, user=user, comment=comment)
+    pre_revision_commit.send(
+        sender=reversion_revisions.create_revision, revision=revision, versions=versions
+    )
+    revision.save(using=using)
+    for version in versions:
+        version.revision = revision
+    _insert_versions(versions, using)
+    for meta_model, meta_fields in meta:
+        meta_model._base_manager.db_manager(using=using).create(revision=revision, **meta_fields)
+    post_revision_commit.send(
+        sender=reversion_revisions.create_revision, revision=revision, versions=versions
+    )
+
+
+# Rows a statement of _insert_versions writes (7 parameters a row, PostgreSQL takes 65,535).
+VERSIONS_A_STATEMENT = 5000
+
+
+def _insert_versions(versions: list, using: str) -> None:
+    """What reversion does (bulk_create, or a save each where rows cannot be returned), but
+    on PostgreSQL one plain multi-row INSERT: Django's bulk_create there sends columns as
+    arrays for UNNEST, and psycopg escapes each array element in Python, about a fifth of
+    a millisecond a version; one value at a time is escaped by libpq."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        if connection.features.can_return_rows_from_bulk_insert:
+            Version.objects.using(using).bulk_create(versions)
+        else:
+            for version in versions:
+                version.save(using=using)
+        return
+    quote = connection.ops.quote_name
+    fields = [f for f in Version._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(quote(f.column) for f in fields)
+    row = f"({', '.join(['%s'] * len(fields))})"
+    table, pk = quote(Version._meta.db_table), quote(Version._meta.pk.column)  # model names
+    for start in range(0, len(versions), VERSIONS_A_STATEMENT):
+        batch = versions[start : start + VERSIONS_A_STATEMENT]
+        # Ids and text as they are stored: nothing to prepare.
+        params = [getattr(v, f.attname) for v in batch for f in fields]
+        with connection.cursor() as cursor:
+            values = ", ".join([row] * len(batch))
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {values} RETURNING {pk}",  # noqa: S608
+                params,
+            )
+            for version, (new_id,) in zip(batch, cursor.fetchall(), strict=True):
+                version.pk = new_id
+                version._state.adding, version._state.db = False, using
+
+
+def _still_there(versions: list) -> list:
+    """The versions whose objects are still in the database (reversion skips an object
+    deleted after it was added), read by each model's base manager as reversion does."""
+    wanted: dict[tuple, set[str]] = {}
+    for version in versions:
+        wanted.setdefault((version._model, version.db), set()).add(version.object_id)
+    found: set[tuple] = set()
+    unions: dict[str, list] = {}
+    for (model, db), ids in wanted.items():
+        id_field = reversion_revisions._get_options(model).object_id_field
+        rows = model._base_manager.using(db).filter(**{f"{id_field}__in": ids}).order_by()
+        if model._meta.get_field(id_field).get_internal_type() not in _INTEGER_IDS:
+            found |= {(model, db, force_str(i)) for i in rows.values_list(id_field, flat=True)}
+            continue
+        tag = Value(len(unions.setdefault(db, [])), output_field=IntegerField())
+        unions[db].append(
+            (
+                model,
+                rows.annotate(history_tag=tag, history_oid=F(id_field)).values_list(
+                    "history_tag", "history_oid"
+                ),
+            )
+        )
+    for db, tagged in unions.items():
+        first, *rest = [rows for _model, rows in tagged]
+        combined = first.union(*rest, all=True) if rest else first
+        found |= {(tagged[tag][0], db, force_str(oid)) for tag, oid in combined}
+    return [v for v in versions if (v._model, v.db, v.object_id) in found]
 
 
 # --- what each revision changed, and how it came ------------------------------------

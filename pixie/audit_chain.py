@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 
 from django.contrib.contenttypes.models import ContentType
+from django.db import connections, router
 from reversion.models import Revision, Version
 
 from .models import AuditChain, AuditCheck, AuditEntry
@@ -81,10 +82,7 @@ def chain_extend(entry: AuditEntry, revision: Revision, versions) -> None:
     """Give the unsaved entry its place in its chain and its digest, under the chain's
     lock, and save it (in the revision's transaction)."""
     key = chain_key(entry.scope, entry.workspace_id)
-    head = AuditChain.objects.select_for_update().filter(key=key).first()
-    if head is None:  # the chain's first entry: start it (a racing writer's start wins)
-        AuditChain.objects.bulk_create([AuditChain(key=key)], ignore_conflicts=True)
-        head = AuditChain.objects.select_for_update().get(key=key)
+    head = _lock_head(key)
     entry.chain, entry.sequence = key, head.length + 1
     entry.digest = entry_digest(
         previous=head.head,
@@ -101,6 +99,23 @@ def chain_extend(entry: AuditEntry, revision: Revision, versions) -> None:
     )
     entry.save()
     AuditChain.objects.filter(pk=head.pk).update(length=entry.sequence, head=entry.digest)
+
+
+def _lock_head(key: str) -> AuditChain:
+    """The chain's head row, locked; started if this is its first entry (a racing writer's
+    start wins). One statement either way: an upsert that changes nothing takes the row's
+    lock as SELECT ... FOR UPDATE would, and returns the row as it stands."""
+    connection = connections[router.db_for_write(AuditChain)]
+    table = connection.ops.quote_name(AuditChain._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(  # only the model's own table name is formatted in
+            f'INSERT INTO {table} ("key", "length", "head") VALUES (%s, 0, %s) '  # noqa: S608
+            f'ON CONFLICT ("key") DO UPDATE SET "length" = {table}."length" '
+            'RETURNING "id", "length", "head"',
+            [key, ""],
+        )
+        pk, length, head = cursor.fetchone()
+    return AuditChain(pk=pk, key=key, length=length, head=head)
 
 
 def _label(content_type_id: int) -> str:

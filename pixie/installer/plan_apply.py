@@ -39,7 +39,6 @@ from .steps import Step
 logger = logging.getLogger(__name__)
 
 
-
 class ApplyRefused(Exception):
     """The plan cannot be applied as it stands; the message says why, in words."""
 
@@ -69,9 +68,10 @@ def plan_apply(*, plan_id: int) -> str:
                 return status
             # The workspace row is the lock that serialises every writer of it.
             Workspace.objects.select_for_update().get(pk=workspace_id)
+            # With what the apply reads of it (approver, version, installation): one query.
             plan = (
                 Plan.objects.select_for_update(of=("self",))
-                .select_related("workspace")
+                .select_related("workspace", "decided_by", "bundle_version__bundle", "installation")
                 .get(pk=plan_id)
             )
             if plan.status not in APPLICABLE:
@@ -115,8 +115,7 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
         if step["skill_version_id"] not in bodies:
             raise ContentNotAsSigned(f"@{slug} is not among the skills {signer} signed")
         brings_catalog_body = step["type"] == "skill.create" or (
-            step["type"] in ("skill.update", "skill.fork")
-            and step.get("choice", "take") == "take"
+            step["type"] in ("skill.update", "skill.fork") and step.get("choice", "take") == "take"
         )
         signed = cascade(bodies.get(step["skill_version_id"], ""), landing)
         if brings_catalog_body and step.get("body") != signed:
@@ -137,7 +136,13 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
 
 def _finish(plan: Plan, status: str, error: str) -> None:
     finished_at = timezone.now()
-    Plan.objects.filter(pk=plan.pk).update(status=status, error=error, finished_at=finished_at)
+    made = {}
+    if plan.kind == Plan.Kind.INSTALL and status == Plan.State.APPLIED:
+        # The installation the install made (_next_generation): one UPDATE of the plan.
+        made["installation"] = plan.installation_id
+    Plan.objects.filter(pk=plan.pk).update(
+        status=status, error=error, finished_at=finished_at, **made
+    )
     # The plan's row is locked since it was read (plan_apply): it now holds what it held
     # then with these three fields, so it is not read again for its history.
     plan.status, plan.error, plan.finished_at = status, error, finished_at
@@ -244,10 +249,11 @@ def _apply_steps(plan: Plan) -> None:
 def _next_generation(applying: _Applying) -> Generation:
     """The installation's next generation: this plan, the version it leaves installed."""
     plan, installation = applying.plan, applying.installation
-    if plan.installation_id is None:  # an install: the plan names what it made
-        Plan.objects.filter(pk=plan.pk).update(installation=installation)
+    last = 0  # an install made the installation: it has no generation yet
+    if plan.installation_id is None:  # an install: the plan names what it made (_finish)
         plan.installation = installation
-    last = installation.generations.aggregate(last=Max("number"))["last"] or 0
+    else:
+        last = installation.generations.aggregate(last=Max("number"))["last"] or 0
     return Generation.objects.create(
         installation=installation,
         number=last + 1,
@@ -267,8 +273,13 @@ def _create_skills(applying: _Applying) -> None:
     )
     revisions = SkillRevision.objects.bulk_create(
         _revision(
-            skill, 1, applying.versions[s["skill_version_id"]], s["body"], approver,
-            applying.comment, "catalog",
+            skill,
+            1,
+            applying.versions[s["skill_version_id"]],
+            s["body"],
+            approver,
+            applying.comment,
+            "catalog",
         )  # fmt: skip
         for skill, s in zip(new_skills, creates, strict=True)
     )
@@ -311,8 +322,12 @@ def _update_skills(applying: _Applying) -> None:
     )
     updated = SkillRevision.objects.bulk_create(
         _changed_revision(
-            s, origin, top[s["skill_id"]] + 1, applying.versions[s["skill_version_id"]],
-            plan.decided_by, applying.comment,
+            s,
+            origin,
+            top[s["skill_id"]] + 1,
+            applying.versions[s["skill_version_id"]],
+            plan.decided_by,
+            applying.comment,
         )  # fmt: skip
         for s, origin in changes
     )

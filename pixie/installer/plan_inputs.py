@@ -15,12 +15,14 @@ import json
 from django.conf import settings
 from django.db.models import (
     BooleanField,
+    Case,
     CharField,
     ExpressionWrapper,
     F,
     IntegerField,
     Q,
     Value,
+    When,
     prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce, Length
@@ -54,21 +56,58 @@ from pixie.namespace import slug_candidates
 
 def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:
     """The version's skills, hosts and credentials (accepts a row already fetched)."""
-    if bundle_version is None:
-        return None
-    if not isinstance(bundle_version, BundleVersion):
-        bundle_version = BundleVersion.objects.select_related("bundle").get(pk=bundle_version)
-    prefetch_related_objects([bundle_version], *CONTENTS)
-    version = bundle_version
-    return BundleState(
-        bundle_version_id=version.pk,
-        bundle=version.bundle.name,
-        version=version.version,
-        skills=tuple(catalog_skill(entry.skill_version) for entry in version.skills.all()),
-        hosts=tuple((h.host, h.port, h.purpose) for h in version.hosts.all()),
-        credentials=tuple((c.name, c.host, c.purpose) for c in version.credentials.all()),
-        findings=tuple(bundle_version_findings(version)),
-    )
+    return bundle_states(bundle_version)[0]
+
+
+def bundle_states(*bundle_versions: BundleVersion | int | None) -> list[BundleState | None]:
+    """bundle_state of each (an upgrade's target and current version): read together, the
+    skills in one query and the hosts and credentials in another, whatever their number."""
+    ids = [v for v in bundle_versions if v is not None and not isinstance(v, BundleVersion)]
+    fetched = BundleVersion.objects.select_related("bundle").in_bulk(ids) if ids else {}
+    rows = [fetched[v] if isinstance(v, int) else v for v in bundle_versions]
+    present = [v for v in rows if v is not None]
+    if not present:
+        return list(rows)
+    prefetch_related_objects(present, CONTENTS[0])
+    reach: dict[int, tuple[list, list]] = {v.pk: ([], []) for v in present}
+    for of, version_id, a, b, c, d in _hosts_and_credentials([v.pk for v in present]):
+        if of == "host":
+            reach[version_id][0].append((a, b, c))
+        else:
+            reach[version_id][1].append((a, d, c))
+    return [
+        None
+        if version is None
+        else BundleState(
+            bundle_version_id=version.pk,
+            bundle=version.bundle.name,
+            version=version.version,
+            skills=tuple(catalog_skill(entry.skill_version) for entry in version.skills.all()),
+            hosts=tuple(reach[version.pk][0]),
+            credentials=tuple(reach[version.pk][1]),
+            findings=tuple(bundle_version_findings(version)),
+        )
+        for version in rows
+    ]
+
+
+def _hosts_and_credentials(version_ids: list[int]):
+    """("host", version id, host, port, purpose, None) and ("credential", version id, name,
+    0, purpose, host) rows in the order the models' default orderings give: one UNION."""
+    no = Value(None, output_field=CharField())
+    hosts = (
+        BundleHost.objects.filter(bundle_version_id__in=version_ids)
+        .annotate(of=Value("host", output_field=CharField()), a=F("host"), b=F("port"),
+                  c=F("purpose"), d=no)
+        .values_list("of", "bundle_version_id", "a", "b", "c", "d")
+    )  # fmt: skip
+    credentials = (
+        BundleCredential.objects.filter(bundle_version_id__in=version_ids)
+        .annotate(of=Value("credential", output_field=CharField()), a=F("name"), b=Value(0),
+                  c=F("purpose"), d=F("host"))
+        .values_list("of", "bundle_version_id", "a", "b", "c", "d")
+    )  # fmt: skip
+    return hosts.order_by().union(credentials.order_by(), all=True).order_by("of", "a", "b")
 
 
 def catalog_skill(skill_version) -> CatalogSkill:
@@ -126,16 +165,18 @@ def _installed_rows(workspace, installation, incoming: set[str]):
 _FILE_COLUMNS = ("path", "executable", "blob_id", "size", "media_type")
 
 
-def _with_files(target, installed):
+def _with_files(target, installed, occupant_heads: set[int] = frozenset()):
     """The supporting files a plan shows and compares: those of every incoming version (a
     created skill lists what arrives with it; a local skill is reused only with the same
-    files), of the installed heads and of the versions they came from. One query (a
-    UNION of the versions' and the heads' files) whatever the sizes."""
+    files), of the installed heads and of the versions they came from; and of the heads
+    of the skills of elsewhere holding incoming slugs (returned by revision id, for
+    _occupants). One query (a UNION of the versions' and the heads' files) whatever the
+    sizes."""
     if not installed and target is None:
-        return target, installed
+        return target, installed, {}
     version_ids = {s.version_id for s in target.skills} if target else set()
     version_ids |= {s.upstream.version_id for s in installed.values() if s.upstream}
-    head_ids = {s.head_id for s in installed.values()}
+    head_ids = {s.head_id for s in installed.values()} | occupant_heads
     of_version = (
         SkillFile.objects.filter(skill_version_id__in=version_ids)
         .order_by()
@@ -170,7 +211,7 @@ def _with_files(target, installed):
         )
         for key, skill in installed.items()
     }
-    return target, installed
+    return target, installed, {o: found.get(("head", o), []) for o in occupant_heads}
 
 
 def _texts(inputs: PlanInputs) -> PlanInputs:
@@ -192,41 +233,41 @@ def read_plan_inputs(
     leave_out: list[int] | tuple = (),
     only_slugs: set[str] | None = None,
     diffs: bool = True,
-    reslug_depth: dict[str, int] | None = None,
 ) -> tuple[PlanInputs, dict]:
     """The plan's inputs and the reads it depends on. ``only_slugs`` (with the bundle's
     own) narrows the namespace read, for a check that needs only those slugs' reads;
     ``diffs=False`` skips reading the text of changed files (a check needs no diffs).
 
     Otherwise the namespace is read where the bundle can collide: its slugs and, for each
-    of its skills, the first re-slug candidates of its name (``reslug_depth`` of them,
-    RESLUG_CANDIDATES by default), by index, never the whole set; the plan core asks for
-    more (SlugsUnread) in the rare case it needs them."""
-    target = bundle_state(bundle_version) if kind != "uninstall" else None
-    current = bundle_state(installation.bundle_version_id) if installation else None
+    of its skills that collides, the first RESLUG_CANDIDATES re-slug candidates of its
+    name (one more query), by index, never the whole set; the plan core asks for more
+    (SlugsUnread, then read_more_candidates) in the rare case it needs them."""
+    target, current = bundle_states(
+        bundle_version if kind != "uninstall" else None,
+        installation.bundle_version_id if installation else None,
+    )
     incoming = {s.slug for s in target.skills} if target else set()
     installed = _installed_skills(workspace, installation, incoming)
-    target, installed = _with_files(target, installed)
     mine = {s.skill_id for s in installed.values()}
     if only_slugs is not None:
         slugs = only_slugs | incoming
-        occupied, heads = _namespace(workspace, mine, slugs)
     else:
         slugs = incoming | {s.slug for s in installed.values()}
-        occupied, heads = _namespace(workspace, mine, slugs)
+    occupied, heads, occupying = _namespace(workspace, mine, slugs, occupying=incoming)
+    target, installed, occupant_files = _with_files(
+        target, installed, {head_id for _id, head_id, *_text in occupying.values()}
+    )
+    if only_slugs is None:
         # Re-slug candidates only for the skills that collide (usually none: no query).
         taken = set(occupied) | {s.slug for s in installed.values()}
-        depth = reslug_depth or {}
         candidates = {
             slug
             for skill in (target.skills if target else ())
             if skill.slug not in installed and skill.slug in taken
-            for slug in itertools.islice(
-                slug_candidates(skill.name), depth.get(skill.name, RESLUG_CANDIDATES)
-            )
+            for slug in itertools.islice(slug_candidates(skill.name), RESLUG_CANDIDATES)
         } - slugs
         if candidates:
-            more, more_heads = _namespace(workspace, mine, candidates, tools=False)
+            more, more_heads, _none = _namespace(workspace, mine, candidates, tools=False)
             occupied.update(more)
             heads.update(more_heads)
             slugs |= candidates
@@ -251,7 +292,7 @@ def read_plan_inputs(
         pins=pins,
         follows=follows,
         overrides=overrides,
-        occupants=_occupants(workspace, incoming, mine),
+        occupants=_occupants(occupying, occupant_files),
         fork_choices=fork_choices,
         attached=_by_agent(attached),
         holders=holders,
@@ -317,7 +358,7 @@ def staleness_reads(
         # Keyed as _installed_skills keys them: by the catalog slug it came from.
         installed[slug if upstream is None else upstream] = (slug, skill_id, head_id)
     mine = {skill_id for _slug, skill_id, _head in installed.values()}
-    _occupied, heads = _namespace(workspace, mine, step_slugs(steps) | incoming, tools=False)
+    _occupied, heads, _none = _namespace(workspace, mine, step_slugs(steps) | incoming, tools=False)
     egress, _needed, credentials = _reach(workspace, installation)
     _agents, attached = _chosen_agents(workspace, agent_ids)
     holders: tuple = ()
@@ -340,63 +381,92 @@ def staleness_reads(
 RESLUG_CANDIDATES = 8
 
 
-def _namespace(workspace, mine: set[int], slugs: set[str], tools: bool = True):
+def read_more_candidates(workspace, inputs: PlanInputs, reads: dict, name: str, depth: int):
+    """``inputs`` and ``reads`` with the first ``depth`` re-slug candidates of ``name``
+    read too (the plan core asked: SlugsUnread): one query for the candidates not read
+    yet, not the whole of read_plan_inputs again."""
+    candidates = set(itertools.islice(slug_candidates(name), depth)) - inputs.known
+    if not candidates:
+        return inputs, reads
+    mine = {s.skill_id for s in inputs.installed.values()}
+    more, more_heads, _none = _namespace(workspace, mine, candidates, tools=False)
+    reads = {**reads, "_heads": {**reads["_heads"], **more_heads}}
+    inputs = dataclasses.replace(
+        inputs, occupied={**inputs.occupied, **more}, known=inputs.known | candidates
+    )
+    return inputs, reads
+
+
+def _namespace(workspace, mine: set[int], slugs: set[str], tools: bool = True,
+               occupying: set[str] = frozenset()):  # fmt: skip
     """Who holds each of ``slugs`` (skills not of this installation), and each such skill's
     head; with ``tools``, every tool too (a mention of a tool resolves). One query: a UNION
-    of the tools and the skills read by the (workspace, slug) index."""
+    of the tools and the skills read by the (workspace, slug) index. Third: for the
+    ``occupying`` slugs (the bundle's), the live skill of elsewhere holding each, with its
+    head's text, to reuse one that is identical (_occupants)."""
+    no_text = Value(None, output_field=CharField())
     every_tool = (
         Tool.objects.order_by()
         .annotate(of=Value("tool", output_field=CharField()), sid=Value(0), s=F("slug"),
-                  hid=Value(None, output_field=IntegerField()))
-        .values_list("of", "sid", "s", "hid")
+                  hid=Value(None, output_field=IntegerField()), n=no_text, d=no_text, b=no_text)
+        .values_list("of", "sid", "s", "hid", "n", "d", "b")
     )  # fmt: skip
+    # Only an occupant's head is read: not the text of this installation's own skills.
+    occupant = (
+        Q(slug__in=occupying, archived_at__isnull=True, head__isnull=False) & ~Q(pk__in=mine)
+        if occupying
+        else Q(pk__in=[])
+    )
+
+    def if_occupant(field):
+        return Case(When(occupant, then=F(field)), default=no_text, output_field=CharField())
+
     # Unordered: the default ordering joins the workspace to sort 10,000 rows for nothing.
     skills = (
         WorkspaceSkill.objects.filter(workspace=workspace, slug__in=slugs)
         .order_by()
         .annotate(of=Value("skill", output_field=CharField()), sid=F("id"), s=F("slug"),
                   hid=F("head_id"))
-        .values_list("of", "sid", "s", "hid")
     )  # fmt: skip
+    if occupying:
+        skills = skills.annotate(
+            n=if_occupant("head__name"),
+            d=if_occupant("head__short_description"),
+            b=if_occupant("head__body"),
+        ).values_list("of", "sid", "s", "hid", "n", "d", "b")
+    else:
+        skills = skills.annotate(n=no_text, d=no_text, b=no_text).values_list(
+            "of", "sid", "s", "hid", "n", "d", "b"
+        )
     occupied: dict[str, str] = {}
     heads: dict[str, int | None] = {}
+    occupants: dict[str, tuple] = {}
     rows = every_tool.union(skills, all=True) if tools else skills
-    for of, skill_id, slug, head_id in rows:
+    for of, skill_id, slug, head_id, name, description, body in rows:
         if of == "tool":
             occupied[slug] = "tool"
             continue
         heads[slug] = head_id
         if skill_id not in mine:
             occupied.setdefault(slug, "skill")
-    return occupied, heads
+        if body is not None:
+            occupants[slug] = (skill_id, head_id, name, description, body)
+    return occupied, heads, occupants
 
 
-def _occupants(workspace, incoming: set[str], mine: set[int]) -> dict[str, tuple]:
-    """The heads of other skills holding incoming slugs, to reuse one that is identical."""
-    occupying = list(
-        WorkspaceSkill.objects.filter(
-            workspace=workspace, slug__in=incoming, archived_at__isnull=True, head__isnull=False
-        )
-        .exclude(pk__in=mine)
-        .select_related("head")
-    )
-    # An identical skill is reused only if its files are the same too: read them only
-    # when some local skill holds an incoming slug (one query).
-    occupant_files: dict[int, list] = {}
-    if occupying:
-        for revision_id, path, executable, sha in RevisionFile.objects.filter(
-            revision_id__in=[s.head_id for s in occupying]
-        ).values_list("revision_id", "path", "executable", "blob_id"):
-            occupant_files.setdefault(revision_id, []).append((path, executable, sha))
+def _occupants(found: dict[str, tuple], files: dict[int, list]) -> dict[str, tuple]:
+    """The heads of other skills holding incoming slugs (from _namespace), with their
+    files (from _with_files): an identical skill is reused only if its files are the
+    same too."""
     return {
-        skill.slug: (
-            skill.pk,
-            skill.head.name,
-            skill.head.short_description,
-            skill.head.body,
-            tuple(sorted(occupant_files.get(skill.head_id, ()))),
+        slug: (
+            skill_id,
+            name,
+            description,
+            body,
+            tuple(sorted((f.path, f.executable, f.sha256) for f in files.get(head_id, ()))),
         )
-        for skill in occupying
+        for slug, (skill_id, head_id, name, description, body) in found.items()
     }
 
 

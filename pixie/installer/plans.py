@@ -15,7 +15,13 @@ from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
 from pixie.models import Membership
 from pixie.permissions import require_owner
 
-from .plan_inputs import RESLUG_CANDIDATES, fingerprint, read_plan_inputs, relevant_reads
+from .plan_inputs import (
+    RESLUG_CANDIDATES,
+    fingerprint,
+    read_more_candidates,
+    read_plan_inputs,
+    relevant_reads,
+)
 from .plan_notices import notify_plan_waiting
 from .policy import plan_expire_if_due, policy_checks, refuse_if_blocked
 
@@ -86,16 +92,16 @@ def _check_rollback(workspace, bundle_version, installation, generation) -> None
 
 def generation_of(installation: Installation, number) -> Generation:
     """The installation's generation ``number``, or a refusal naming those it has."""
-    found = installation.generations.select_related("bundle_version__bundle").filter(
-        number=number
-    )
+    found = installation.generations.select_related("bundle_version__bundle").filter(number=number)
     generation = found.first() if isinstance(number, int) and 0 < number < 2**31 else None
     if generation is None:
         numbers = list(installation.generations.values_list("number", flat=True))
         have = (
             f"it has generations {numbers[0]} to {numbers[-1]}"
             if len(numbers) > 1
-            else f"it has generation {numbers[0]}" if numbers else "it has none recorded"
+            else f"it has generation {numbers[0]}"
+            if numbers
+            else "it has none recorded"
         )
         raise ValidationFailed(
             f"{installation.bundle.name} in {installation.workspace.name} has no generation "
@@ -221,28 +227,28 @@ def plan_create(
         left_out
     ):  # an id posted from a page, not an agent of this workspace: refused, not kept
         raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
+    inputs, reads = read_plan_inputs(
+        workspace=workspace,
+        kind=kind,
+        bundle_version=bundle_version,
+        installation=installation,
+        agent_ids=agent_ids,
+        fork_choices=fork_choices,
+        leave_out=left_out,
+    )
+    if len(inputs.agents) != len(set(agent_ids)):
+        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
     depth: dict[str, int] = {}
     while True:
-        inputs, reads = read_plan_inputs(
-            workspace=workspace,
-            kind=kind,
-            bundle_version=bundle_version,
-            installation=installation,
-            agent_ids=agent_ids,
-            fork_choices=fork_choices,
-            leave_out=left_out,
-            reslug_depth=depth,
-        )
-        if len(inputs.agents) != len(set(agent_ids)):
-            raise ValidationFailed(
-                f"Every agent must belong to {workspace.name}", code="bad_agent"
-            )
         try:
             draft = compute_plan(inputs)
             break
         except SlugsUnread as unread:
-            # A long run of taken re-slugs: read four times as many candidates, again.
+            # A long run of taken re-slugs: read four times as many candidates (one query).
             depth[unread.name] = depth.get(unread.name, RESLUG_CANDIDATES) * 4
+            inputs, reads = read_more_candidates(
+                workspace, inputs, reads, unread.name, depth[unread.name]
+            )
     _check_choices(fork_choices, draft.steps)
     reads = relevant_reads(reads, draft.steps, inputs)
     what = f"{bundle_version or bundle}"

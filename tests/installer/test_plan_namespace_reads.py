@@ -5,16 +5,36 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog.models import Plan, WorkspaceSkill
+from catalog.models import Plan, SkillRevision, WorkspaceSkill
 from catalog.services import bundle_version_publish
 from pixie.installer.plans import plan_create
 from tests.factories import make_bundle_version, make_skill_version
 
 pytestmark = pytest.mark.django_db
 
+# The bound docs/PERFORMANCE.md states, counted with savepoints (a test's transaction makes
+# the plan's own a savepoint) and on the workspace's first plan (its audit chain starts).
+MOST_QUERIES = 22
+
 
 def occupy(workspace, slugs):
     WorkspaceSkill.objects.bulk_create(WorkspaceSkill(workspace=workspace, slug=s) for s in slugs)
+
+
+def occupy_with_heads(workspace, slugs):
+    """Local skills holding ``slugs``, each with a head revision (a real collision: the plan
+    reads each one's text and files to see whether it is identical)."""
+    skills = WorkspaceSkill.objects.bulk_create(
+        WorkspaceSkill(workspace=workspace, slug=s) for s in slugs
+    )
+    heads = SkillRevision.objects.bulk_create(
+        SkillRevision(skill=skill, number=1, name=f"Mine {skill.slug}", short_description="Mine.",
+                      body="My own procedure.")
+        for skill in skills
+    )  # fmt: skip
+    for skill, head in zip(skills, heads, strict=True):
+        skill.head = head
+    WorkspaceSkill.objects.bulk_update(skills, ["head"])
 
 
 def published(slug, skills, operator):
@@ -53,7 +73,31 @@ def test_plan_creation_costs_the_same_whatever_the_workspace_holds(acme, owner, 
         namespace_rows[size] = [sql for sql in reads if "local-" in sql]
         assert len([s for s in plan.steps if s["type"] == "skill.create"]) == 20
     assert costs[100] == costs[3000], costs
-    # The bound docs/PERFORMANCE.md states (savepoints included, as a test's transaction
-    # makes the plan's own a savepoint).
-    assert costs[3000] <= 22, costs
+    assert costs[3000] <= MOST_QUERIES, costs
     assert namespace_rows == {1: [], 100: [], 3000: []}
+
+
+@pytest.mark.parametrize("collide", [False, True], ids=["free", "colliding"])
+@pytest.mark.parametrize("size", [5, 50])
+def test_plan_creation_takes_at_most_22_queries_whatever_the_bundle(
+    acme, owner, operator, size, collide
+):
+    # The benchmark's shapes (benchmarks/plans.py): 5 and 50 skills into a workspace of
+    # many; and the same bundles where a local skill holds every slug (each re-slugged).
+    skills = [
+        make_skill_version(f"kit{size}-step-{i}", name=f"Kit{size} step {i}", body="Do it.")
+        for i in range(size)
+    ]
+    bundle_version = published(f"kit-{size}", skills, operator)
+    occupy(acme, [f"local-{n}" for n in range(2000)])
+    if collide:
+        occupy_with_heads(acme, [f"kit{size}-step-{i}" for i in range(size)])
+    with CaptureQueriesContext(connection) as queries:
+        plan = install_plan(acme, bundle_version, owner)
+    reslugs = [s for s in plan.steps if s["type"] == "skill.reslug"]
+    assert len(reslugs) == (size if collide else 0)
+    assert {s["to"] for s in reslugs} == (
+        {f"kit{size}-step-{i}-2" for i in range(size)} if collide else set()
+    )
+    assert len([s for s in plan.steps if s["type"] == "skill.create"]) == size
+    assert len(queries) <= MOST_QUERIES, "\n".join(q["sql"][:120] for q in queries)
