@@ -33,10 +33,12 @@ from rest_framework import authentication, pagination, serializers  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 from rest_framework.views import APIView  # noqa: E402
 
+import catalog.api.views as catalog_views  # noqa: E402  (rendered_once, as the views call it)
 import pixie.installer.plan_apply as plan_apply_module  # noqa: E402
 from catalog.models import Plan  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
 from pixie.models import Membership, Workspace  # noqa: E402
+from pixie.prepared import PreparedQuery  # noqa: E402
 
 RUNS = 21
 spent: dict[str, float] = defaultdict(float)
@@ -141,6 +143,8 @@ def api_profile() -> None:
                 (APIView, "dispatch", "DRF view, from the request's wrapping to the response"),
                 (authentication.TokenAuthentication, "authenticate", "…token authentication"),
                 (pagination.PageNumberPagination, "paginate_queryset", "…page and count query"),
+                (PreparedQuery, "rows", "…prepared queries (token, row or page, versions)"),
+                (catalog_views, "rendered_once", "…the response, rendered or as rendered before"),
                 (serializers.Serializer, "data", "…serializing the response"),
                 (serializers.ListSerializer, "data", "…serializing the page"),
                 (CursorWrapper, "_execute", "…SQL round trips (all queries)"),
