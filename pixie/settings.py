@@ -369,6 +369,13 @@ CELERY_BEAT_SCHEDULE["expire-unknown-messages"] = {
 # so nothing else's entries crowd them out, or theirs anything else's.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # The catalog API's answers as rendered for an ETag (catalog.api.conditional), in each
+    # web process: at most 200 of at most 256 KiB each.
+    "rendered": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "rendered",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    },
     "ratelimit": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

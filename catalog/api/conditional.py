@@ -12,14 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpResponse
 from django.utils.cache import get_conditional_response, quote_etag
 from rest_framework.response import Response
 
 CACHE_CONTROL = "private, no-cache"
 # Larger bodies are rendered each time rather than held in every web process's memory.
-RENDERED_MAX_BYTES = 1 << 20
+RENDERED_MAX_BYTES = 256 << 10
 
 
 def etag_of(*parts) -> str:
@@ -67,9 +67,10 @@ def rendered_once(view, request, etag: str, data_of):
     if renderer.format != "json":  # the browsable API: rendered as usual
         return with_validators(Response(data_of()), etag)
     key = f"catalog:rendered:{etag}:{media_type}"
-    body = cache.get(key)
+    rendered = caches["rendered"]
+    body = rendered.get(key)
     if body is None:
         body = renderer.render(data_of(), media_type, view.get_renderer_context())
         if len(body) <= RENDERED_MAX_BYTES:
-            cache.set(key, body, timeout=None)
+            rendered.set(key, body, timeout=None)
     return with_validators(HttpResponse(body, content_type=renderer.media_type), etag)
