@@ -149,3 +149,93 @@ def test_pins_spread_over_many_skills_move_in_a_few_chunks(
     (chunk,) = Revision.objects.filter(comment__startswith=f"Repoint plan #{plan.pk}:")
     assert "900 attachments of 300 skills" in chunk.comment
     assert len(queries) < 40, len(queries)  # not a few queries per skill
+
+
+def _approved_fleet_repoint(workspace, owner, monkeypatch, *, agents, skills, chunk):
+    from benchmarks.fleet import make_fleet
+
+    _, old, new = make_fleet(workspace, agents=agents, skills=skills, actor=owner)
+    monkeypatch.setattr(repoint_module, "CHUNK", chunk)
+    plan = repoint_create(workspace=workspace, actor=owner)
+    Plan.objects.filter(pk=plan.pk).update(status=Plan.State.APPROVED, decided_by=owner)
+    return plan, old, new
+
+
+def _chunk_comments(plan):
+    return list(
+        Revision.objects.filter(comment__startswith=f"Repoint plan #{plan.pk}:")
+        .order_by("pk")
+        .values_list("comment", flat=True)
+    )
+
+
+def test_a_chunk_moves_every_skill_in_id_order_and_a_crashed_chunk_resumes(
+    acme, owner, monkeypatch
+):
+    from django.db import OperationalError
+
+    # 5 agents x 3 skills, chunks of 4: one pass over the ids, whatever skill each is of.
+    plan, old, new = _approved_fleet_repoint(acme, owner, monkeypatch, agents=5, skills=3, chunk=4)
+    real_checkpoint = repoint_module.checkpoint
+
+    def connection_lost(name):
+        real_checkpoint(name)
+        if name == "repoint.chunk.3.moved":  # chunk 3's rows moved, not committed
+            raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(repoint_module, "checkpoint", connection_lost)
+    with pytest.raises(OperationalError):
+        repoint_module.repoint_apply(plan_id=plan.pk)
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.APPLYING
+    ordered = AgentSkill.objects.filter(agent__workspace=acme).order_by("id")
+    moved = list(ordered.filter(pinned_revision__in=new).values_list("id", flat=True))
+    assert moved == list(ordered.values_list("id", flat=True)[:8])  # two whole chunks
+    assert plan.progress_done == 8 and len(_chunk_comments(plan)) == 2
+
+    monkeypatch.setattr(repoint_module, "checkpoint", real_checkpoint)
+    assert repoint_module.repoint_apply(plan_id=plan.pk) == Plan.State.APPLIED
+    plan.refresh_from_db()
+    assert (plan.progress_done, plan.progress_total) == (15, 15)
+    assert not AgentSkill.objects.filter(pinned_revision__in=old).exists()
+    comments = _chunk_comments(plan)
+    assert [int(c.split("moved ")[1].split()[0]) for c in comments] == [4, 4, 4, 3]
+    assert all("of 3 skills (@fleet-skill-0 … @fleet-skill-2)" in c for c in comments)
+    assert repoint_module.repoint_apply(plan_id=plan.pk) == Plan.State.APPLIED  # no-op
+    assert len(_chunk_comments(plan)) == 4
+
+
+def test_a_plan_of_more_moves_than_one_pass_maps_takes_a_pass_per_group(acme, owner, monkeypatch):
+    plan, old, new = _approved_fleet_repoint(acme, owner, monkeypatch, agents=3, skills=5, chunk=4)
+    monkeypatch.setattr(repoint_module, "MOVES_PER_SWEEP", 2)
+    assert repoint_module.repoint_apply(plan_id=plan.pk) == Plan.State.APPLIED
+    plan.refresh_from_db()
+    assert plan.progress_done == 15
+    assert AgentSkill.objects.filter(pinned_revision__in=new).count() == 15
+    # Passes of 6, 6 and 3 rows: chunks of 4 + 2, 4 + 2, 3.
+    moved = [int(c.split("moved ")[1].split()[0]) for c in _chunk_comments(plan)]
+    assert moved == [4, 2, 4, 2, 3]
+
+
+def test_each_chunk_costs_the_same_few_queries(acme, owner, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_workspace
+
+    def queries(workspace, agents):
+        plan, _, _ = _approved_fleet_repoint(
+            workspace, owner, monkeypatch, agents=agents, skills=2, chunk=4
+        )
+        with CaptureQueriesContext(connection) as captured:
+            assert repoint_module.repoint_apply(plan_id=plan.pk) == Plan.State.APPLIED
+        statements = [q["sql"] for q in captured.captured_queries]
+        return len(statements), sum('"agents_agentskill"' in sql for sql in statements)
+
+    # 8 and 24 attachments: 2 and 6 chunks, each the same statements whatever its size.
+    (two, two_rows), (six, six_rows) = (
+        queries(acme, 4),
+        queries(make_workspace("initech", owner=owner), 12),
+    )
+    assert (six_rows - two_rows) / 4 == 2  # the next range and the UPDATE: no row read back
+    assert (six - two) / 4 <= 12  # with the lock, the progress, the history and a savepoint

@@ -23,7 +23,7 @@ from benchmarks.load import free_port, process_group
 from catalog.models import Installation, Plan
 from pixie.installer.plan_apply import APPLY_FAILPOINTS
 from pixie.installer.plans import plan_approve, plan_create
-from pixie.installer.repoint import repoint_create
+from pixie.installer.repoint import CHUNK, repoint_create
 from tests.installer.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 
@@ -195,7 +195,8 @@ def test_a_plan_whose_message_died_with_redis_is_applied_by_beat(
     assert Revision.objects.filter(comment=f"Applied plan #{plan.pk}").count() == 1
 
 
-AGENTS, SKILLS = 1200, 10  # 12,000 attachments: 10 chunks of 1,200, one skill each
+AGENTS, SKILLS = 1200, 10  # 12,000 attachments: chunks of CHUNK, by id across the skills
+CHUNKS = -(-AGENTS * SKILLS // CHUNK)
 
 
 def _fleet_repoint(acme, owner):
@@ -221,15 +222,15 @@ def test_a_database_connection_dropped_mid_chunk_the_repoint_moves_each_row_once
         pid = wait_for(worker_backend_in_transaction, 60, "the worker to pause in chunk 4")
         drop_connection(pid)
         # Chunk 4's rows went back with its transaction; three chunks stay done.
-        assert AgentSkill.objects.filter(pinned_revision__in=new).count() == 3 * AGENTS
-        assert Plan.objects.get(pk=plan.pk).progress_done == 3 * AGENTS
+        assert AgentSkill.objects.filter(pinned_revision__in=new).count() == 3 * CHUNK
+        assert Plan.objects.get(pk=plan.pk).progress_done == 3 * CHUNK
         wait_for(lambda: status_of(plan) == "applied", 120, "the retried repoint")
     finally:
         stop(worker)
     assert "Retry in" in worker_log.read_text()
     assert AgentSkill.objects.filter(pinned_revision__in=new).count() == AGENTS * SKILLS
     assert Plan.objects.get(pk=plan.pk).progress_done == AGENTS * SKILLS
-    assert _chunk_revisions(plan) == SKILLS  # one history entry per chunk, none twice
+    assert _chunk_revisions(plan) == CHUNKS  # one history entry per chunk, none twice
 
 
 def test_redis_restarted_mid_repoint_every_row_moves_once(
@@ -248,7 +249,7 @@ def test_redis_restarted_mid_repoint_every_row_moves_once(
         stop(worker)
     assert AgentSkill.objects.filter(pinned_revision__in=new).count() == AGENTS * SKILLS
     assert Plan.objects.get(pk=plan.pk).progress_done == AGENTS * SKILLS
-    assert _chunk_revisions(plan) == SKILLS
+    assert _chunk_revisions(plan) == CHUNKS
 
 
 def test_a_task_redelivered_after_the_visibility_timeout_does_nothing_the_second_time(
