@@ -160,9 +160,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
 # Read on every request: compiled once (pixie.prepared), sent with the request's key.
 _TOKEN_BY_HASH = PreparedQuery(
-    lambda key_hash: ApiToken.objects.select_related("user", "workspace")
-    .filter(key_hash=key_hash)
-    .order_by()[:1],
+    lambda key_hash: (
+        ApiToken.objects.select_related("user", "workspace")
+        .filter(key_hash=key_hash)
+        .order_by()[:1]
+    ),
     Slot("key_hash", "\x00key-hash\x00"),
 )
 _LOGIN_TOKEN = PreparedQuery(
