@@ -17,18 +17,7 @@ from django.db.models.functions import DenseRank
 from pixie.prepared import PreparedQuery, Slot
 
 from .models import Bundle, BundleVersion, Publisher
-from .selectors import BUNDLE_LIST_VERSION_FIELDS, bundle_list, visible_versions
-
-
-@dataclass(frozen=True)
-class _StandIn:
-    """A plain, active login whose id is a stand-in: what visible_versions reads of one."""
-
-    pk: int
-    is_authenticated: bool = True
-    is_active: bool = True
-    is_superuser: bool = False
-
+from .selectors import BUNDLE_LIST_VERSION_FIELDS, StandIn, bundle_list, visible_versions
 
 _BUNDLE_FIELDS = [f"bundle__{field.name}" for field in Bundle._meta.concrete_fields]
 _PUBLISHER_FIELDS = [
@@ -61,7 +50,7 @@ _BOTTOM, _TOP = Slot("bottom", -2_147_000_023), Slot("top", -2_147_000_024)
 
 
 def _seen_by(user_id, workspace_id=None) -> QuerySet[BundleVersion]:
-    return visible_versions(_StandIn(pk=user_id), limited_to=workspace_id)
+    return visible_versions(StandIn(pk=user_id), limited_to=workspace_id)
 
 
 # Who is looking picks the query: a superuser (every version), a login (the rule with their

@@ -255,7 +255,7 @@ def _version_by_slug(versions: QuerySet, slug: str, version: str) -> QuerySet:
 # every catalog API request for a version, so compiled once (pixie.prepared).
 _VERSION_SEEN_BY = PreparedQuery(
     lambda user_id, slug, version: _version_by_slug(
-        visible_versions(_StandIn(pk=user_id)), slug, version
+        visible_versions(StandIn(pk=user_id)), slug, version
     ),
     Slot("user_id", -7_000_000_011),
     Slot("slug", "\x00slug\x00"),
@@ -264,7 +264,7 @@ _VERSION_SEEN_BY = PreparedQuery(
 # The same for a request limited to one workspace (visible_versions' limited_to).
 _VERSION_SEEN_WITHIN = PreparedQuery(
     lambda user_id, workspace_id, slug, version: _version_by_slug(
-        visible_versions(_StandIn(pk=user_id), limited_to=workspace_id), slug, version
+        visible_versions(StandIn(pk=user_id), limited_to=workspace_id), slug, version
     ),
     Slot("user_id", -7_000_000_011),
     Slot("workspace_id", -7_000_000_012),
@@ -279,8 +279,9 @@ _ANY_VERSION = PreparedQuery(
 
 
 @dataclass(frozen=True)
-class _StandIn:
-    """A plain, active login whose id is a stand-in: what visible_versions reads of one."""
+class StandIn:
+    """A plain, active login whose id is a stand-in: what visible_versions reads of one,
+    for building a prepared query (pixie.prepared) with the id as a slot."""
 
     pk: int
     is_authenticated: bool = True
