@@ -102,10 +102,12 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The same backend, whose check of a kept connection asks the socket before the server.
     DATABASES["default"]["ENGINE"] = "pixie.postgresql"
-    if env_bool("DB_PREPARED_STATEMENTS", True):
+    if env_bool("DB_PREPARED_STATEMENTS", False):
         # Values sent apart from the SQL, and a statement a connection has run 5 times
         # prepared: PostgreSQL then plans the API's hot reads once a connection, not per
-        # request. Off (0) behind a pooler in transaction mode, which cannot keep them.
+        # request. Off by default: a statement then carries at most 65,535 values, and
+        # Django sends some bulk work (deleting a large fleet, a big bulk_create) as one
+        # statement; nor can a pooler in transaction mode keep prepared statements.
         DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 
 

@@ -47,16 +47,16 @@ def test_a_page_its_versions_and_the_count_are_one_query_whatever_the_size(
 ):
     from catalog.services import bundle_version_publish
 
-    for number in range(53):
+    for number in range(12):
         skill = make_skill_version(f"skill-{number:03}")
         for version in ("1.0.0", "1.1.0"):
             draft = make_bundle_version(f"bundle-{number:03}", version=version, skills=[skill],
                                         hosts=(), credentials=())  # fmt: skip
             bundle_version_publish(bundle_version=draft, actor=operator)
     pages = BundlePages(user=operator)
-    for bottom, limit in ((0, 50), (50, 50), (10, 3)):
+    for bottom, limit in ((0, 50), (0, 5), (10, 3)):
         with django_assert_num_queries(1):
             rows = pages.page_rows(bottom, limit)
         assert page_of(rows) == orm_page(operator, None, bottom, limit)
         assert all(len(bundle.visible_versions) == 2 for bundle in rows)
-    assert pages.page_rows(60, 50) == [] and pages.count() == 53
+    assert pages.page_rows(50, 50) == [] and pages.count() == 12
