@@ -85,7 +85,11 @@ class PreparedQuery:
         """The rows, converted as Django converts them (datetimes, booleans, …)."""
         compiled = self._compiled(using)
         params = [values[name] if name else literal for name, literal in compiled.slots]
-        with connections[using].cursor() as cursor:
+        connection = connections[using]
+        # On PostgreSQL, a cursor whose statements are prepared after a few runs
+        # (pixie/postgresql/base.py): the SQL is the same every time, so it is planned once.
+        opened = getattr(connection, "prepared_cursor", connection.cursor)
+        with opened() as cursor:
             cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         if compiled.compiler.has_extra_select:  # ordering columns past the selected ones

@@ -102,13 +102,21 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The same backend, whose check of a kept connection asks the socket before the server.
     DATABASES["default"]["ENGINE"] = "pixie.postgresql"
-    if env_bool("DB_PREPARED_STATEMENTS", False):
-        # Values sent apart from the SQL, and a statement a connection has run 5 times
-        # prepared: PostgreSQL then plans the API's hot reads once a connection, not per
-        # request. Off by default: a statement then carries at most 65,535 values, and
-        # Django sends some bulk work (deleting a large fleet, a big bulk_create) as one
-        # statement; nor can a pooler in transaction mode keep prepared statements.
-        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
+    # Which statements PostgreSQL prepares (plans once a connection, not per request):
+    # "reads", the catalog API's hot reads (pixie.prepared, few values each; psycopg
+    # prepares one a connection has run 5 times); "all", every statement, which then
+    # carries at most 65,535 values (Django sends some bulk work, deleting a large fleet
+    # or a big bulk_create, as one statement); "off", none, for a pooler in transaction
+    # mode, which cannot keep a prepared statement.
+    prepared = os.environ.get("DB_PREPARED_STATEMENTS", "").strip().lower() or "reads"
+    if prepared not in {"reads", "all", "off"}:
+        raise ImproperlyConfigured(
+            f"DB_PREPARED_STATEMENTS is {prepared!r}; it must be reads, all or off."
+        )
+    DATABASES["default"].setdefault("OPTIONS", {}).update(  # beside the URL's ?options
+        server_side_binding=prepared == "all",
+        prepare_threshold=None if prepared == "off" else 5,
+    )
 
 
 def owner_only(data_dir: Path, database: str) -> None:

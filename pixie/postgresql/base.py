@@ -1,5 +1,6 @@
 """Django's PostgreSQL backend, with a health check that costs no round trip when there is
-nothing wrong (settings.py puts it in place of django.db.backends.postgresql).
+nothing wrong, and a cursor whose statements PostgreSQL prepares (settings.py puts it in
+place of django.db.backends.postgresql).
 
 Django checks a kept connection (CONN_HEALTH_CHECKS) at the start of every request by
 sending ``SELECT 1``: on the catalog API's reads that was one round trip in three. An
@@ -13,6 +14,9 @@ is replaced before the request uses it, as before.
 import select
 
 from django.db.backends.postgresql import base
+from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.utils.asyncio import async_unsafe
+from psycopg.pq import Format
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -26,3 +30,25 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if not readable:
             return True
         return super().is_usable()
+
+    @async_unsafe
+    def prepared_cursor(self):
+        """A cursor that sends the values apart from the SQL, for pixie.prepared's queries.
+
+        Django binds values into the SQL text on the client, so PostgreSQL parses and
+        plans every statement afresh; for the catalog API's hot reads, planning cost as
+        much as running them. Sent apart, a statement this connection has run
+        ``prepare_threshold`` times (psycopg's default, 5) is prepared and planned once.
+        Only these few-valued reads go this way: a statement bound on the server takes
+        at most 65,535 values, which Django's bulk work can exceed. The cursor is
+        Django's wrapper as ``cursor()`` gives it, so queries are logged and counted.
+        """
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            cursor = base.ServerBindingCursor(self.connection)
+            # As create_cursor does: the connection's time zone, if its loader has another.
+            tzloader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT)
+            if self.timezone != tzloader.timezone:
+                register_tzloader(self.timezone, cursor)
+            return self._prepare_cursor(cursor)
