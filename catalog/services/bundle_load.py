@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import reversion
-from django.db import transaction
+from django.db import connection, transaction
 
 from catalog.bundle_files import (
     BundleFileError,
@@ -263,15 +263,25 @@ def blobs_store(files) -> None:
     if not wanted:
         return
     have = set(FileBlob.objects.filter(sha256__in=wanted).values_list("sha256", flat=True))
-    FileBlob.objects.bulk_create(
-        (
-            FileBlob(sha256=sha, size=f.size, content=f.data)
-            for sha, f in wanted.items()
-            if sha not in have
-        ),
-        batch_size=50,
-        ignore_conflicts=True,  # another load storing the same bytes at once
-    )
+    new = [(sha, f.size, f.data) for sha, f in wanted.items() if sha not in have]
+    prepared_cursor = getattr(connection, "prepared_cursor", None)
+    if prepared_cursor is None or not new:
+        FileBlob.objects.bulk_create(
+            (FileBlob(sha256=sha, size=size, content=data) for sha, size, data in new),
+            batch_size=50,
+            ignore_conflicts=True,  # another load storing the same bytes at once
+        )
+        return
+    # PostgreSQL: the bytes go as binary parameters, one pipelined statement a file.
+    # Bound into the SQL text (bulk_create) they were escaped to hex on the way out and
+    # parsed back on the way in, twice their size: 50 MiB took about 4x as long.
+    table = connection.ops.quote_name(FileBlob._meta.db_table)
+    with prepared_cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {table} (sha256, size, content) VALUES (%s, %s, %b) "  # noqa: S608
+            "ON CONFLICT (sha256) DO NOTHING",  # another load storing the same bytes at once
+            new,
+        )
 
 
 def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, int]:
