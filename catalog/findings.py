@@ -25,6 +25,8 @@ They are a reader's aid, never a verdict.
 from __future__ import annotations
 
 import re
+import re._constants as sre
+import re._parser as sre_parse
 import tomllib
 import unicodedata
 from collections.abc import Iterable
@@ -62,7 +64,8 @@ ZERO_WIDTH_RUN = 4  # this many in a row is an encoding, whatever surrounds it
 INVISIBLE = set(BIDI_CONTROLS) | set(ZERO_WIDTH) | {0x200E, 0x200F, 0x00AD}
 
 HIDDEN_RUN = re.compile(
-    "[" + "".join(re.escape(chr(c)) for c in (*BIDI_CONTROLS, *ZERO_WIDTH))
+    "["
+    + "".join(re.escape(chr(c)) for c in (*BIDI_CONTROLS, *ZERO_WIDTH))
     + "\U000e0000-\U000e007f]+"
 )
 
@@ -101,11 +104,96 @@ class Rule:
     # re skips ahead fast only to a literal start, and ignoring case costs it that too.
     fast: re.Pattern | None = None
     boundary: bool = False
+    # Literal texts every match of ``fast`` begins with (literal_starts), or None.
+    starts: tuple[str, ...] | None = None
 
 
 def _fast_form(pattern: str) -> tuple[re.Pattern, bool]:
     boundary = pattern.startswith(r"\b")
     return re.compile(pattern[2:] if boundary else pattern), boundary
+
+
+_ZERO_WIDTH_OPS = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
+_REPEAT_OPS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
+
+
+def _prefixes(items) -> set[str] | None:
+    """Literal texts one of which begins every match of the parsed ``items``, extended
+    through literals as far as they go; None when a match may begin otherwise."""
+    prefix = ""
+    for op, av in items:
+        if op is sre.LITERAL:
+            prefix += chr(av)
+            continue
+        if op in _ZERO_WIDTH_OPS and not prefix:  # matches nothing, moves nothing
+            continue
+        if prefix:
+            break  # what follows only lengthens the prefix: the prefix is enough
+        if op is sre.SUBPATTERN and not av[1] and not av[2]:  # no inline flags
+            return _prefixes(av[3])
+        if op is sre.BRANCH:
+            branches = [_prefixes(branch) for branch in av[1]]
+            return None if None in branches else set().union(*branches)
+        if op in _REPEAT_OPS and av[0] >= 1:
+            return _prefixes(av[2])
+        return None
+    return {prefix} if prefix else None
+
+
+def literal_starts(pattern: str) -> tuple[str, ...] | None:
+    """The literal texts every match of ``pattern`` (case-sensitive) begins with, each at
+    least two characters, or None: where a match can begin is then found by substring
+    search, far faster than the regex engine's scan of every position (_finditer)."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    if parsed.state.flags & re.I:
+        return None  # its literals stand for other letters too
+    starts = _prefixes(parsed)
+    if not starts or min(map(len, starts)) < 2:
+        return None
+    # "do" finds wherever "don't" is: the longer is not searched for.
+    return tuple(sorted(s for s in starts if not any(s != t and s.startswith(t) for t in starts)))
+
+
+# More candidates than one in so many characters: each costs a Python step, and the
+# regex engine's own scan of every position is as fast.
+CHARS_PER_CANDIDATE = 256
+
+
+def _finditer(pattern: re.Pattern, text: str, starts: tuple[str, ...] | None):
+    """``pattern.finditer(text)``, the same matches, tried only where one of ``starts``
+    (literal_starts) occurs: a match can begin nowhere else."""
+    positions = _positions(text, starts) if starts is not None else None
+    if positions is None:
+        yield from pattern.finditer(text)
+        return
+    end = 0
+    for position in positions:
+        if position < end:
+            continue
+        match = pattern.match(text, position)
+        if match:
+            yield match
+            end = match.end()
+
+
+def _positions(text: str, starts: tuple[str, ...]) -> list[int] | None:
+    """Where each of ``starts`` occurs in ``text``, in order; None past the limit."""
+    limit = len(text) // CHARS_PER_CANDIDATE + 16
+    positions: list[int] = []
+    for start in starts:
+        at = text.find(start)
+        while at != -1:
+            if len(positions) == limit:
+                return None
+            positions.append(at)
+            at = text.find(start, at + 1)
+    return sorted(set(positions))
+
+
+URL_STARTS = literal_starts(URL_FAST.pattern)
 
 
 @dataclass(frozen=True)
@@ -150,7 +238,8 @@ def rules_from_toml(text: str, source: str) -> list[Rule]:
             fast, boundary = _fast_form(item["pattern"])
         except re.error as exc:
             raise ValueError(f"{where} ({item['id']}): bad pattern ({exc})") from None
-        rules.append(Rule(item["id"], pattern, item["message"], severity, fast, boundary))
+        starts = literal_starts(fast.pattern)
+        rules.append(Rule(item["id"], pattern, item["message"], severity, fast, boundary, starts))
     return rules
 
 
@@ -217,8 +306,15 @@ def _hidden(text: str, skill: str, file: str) -> list[Finding]:
 
     def add(severity, start, end, message):
         found.append(
-            Finding("hidden_text", severity, skill, file, _line(text, start),
-                    _excerpt(text, start, end), message)  # fmt: skip
+            Finding(
+                "hidden_text",
+                severity,
+                skill,
+                file,
+                _line(text, start),
+                _excerpt(text, start, end),
+                message,
+            )  # fmt: skip
         )
 
     length = len(text)
@@ -269,13 +365,13 @@ def _in_word(text: str, start: int) -> bool:
 
 
 def _matches(pattern: re.Pattern, fast: re.Pattern | None, boundary: bool, text: str,
-             low: str | None):  # fmt: skip
+             low: str | None, starts: tuple[str, ...] | None = None):  # fmt: skip
     """The pattern's matches: the fast form over the lower-cased text when it has the same
     length (some characters lengthen when lowered), else the pattern as written."""
     if fast is None or low is None:
         yield from pattern.finditer(text)
         return
-    for match in fast.finditer(low):
+    for match in _finditer(fast, low, starts):
         if not (boundary and _in_word(low, match.start())):
             yield match
 
@@ -285,7 +381,7 @@ def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
     """Warnings for undeclared hosts in an instruction to send, and undeclared credential
     names; every other undeclared host is collected into ``named`` (one info a skill)."""
     found: list[Finding] = []
-    for match in _matches(URL, URL_FAST, True, text, low):
+    for match in _matches(URL, URL_FAST, True, text, low, URL_STARTS):
         host = match.group(1).lower().rstrip(".")
         if host in hosts:
             continue
@@ -302,7 +398,8 @@ def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
         else:
             named.setdefault(host, (_line(text, match.start()), file))
     seen = set()
-    for match in CREDENTIAL_NAME.finditer(text):
+    # Every credential name holds an underscore: text without one has none to find.
+    for match in CREDENTIAL_NAME.finditer(text) if "_" in text else ():
         name = match.group(0)
         if _in_word(text, match.start()) or name in credentials or name in seen:
             continue
@@ -322,7 +419,7 @@ def _guardrails(text: str, low: str | None, skill: str, file: str,
         Finding("guardrail", rule.severity, skill, file, _line(text, match.start()),
                 _excerpt(text, match.start(), match.end()), f"{rule.message} ({rule.id})")
         for rule in rules
-        for match in _matches(rule.pattern, rule.fast, rule.boundary, text, low)
+        for match in _matches(rule.pattern, rule.fast, rule.boundary, text, low, rule.starts)
     ]  # fmt: skip
 
 
