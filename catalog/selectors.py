@@ -1,10 +1,8 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
-import functools
 from dataclasses import dataclass
 
 from django.contrib.auth.models import Group
-from django.db import connection
 from django.db.models import (
     BooleanField,
     Exists,
@@ -99,10 +97,6 @@ class CatalogViewer:
 
 
 _ROLE, _MEMBER, _PUBLISHER = 0, 1, 2
-# A user id and a workspace id no row has: where the user's id (and the workspace a token
-# is limited to) go in the facts' SQL, compiled once.
-_ANY_USER = -7_000_000_001
-_ANY_WORKSPACE = -7_000_000_002
 
 
 def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
@@ -125,11 +119,12 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
     return first.union(*rest, all=True)
 
 
-@functools.cache
-def _facts_sql(vendor: str, limited: bool = False) -> tuple[str, tuple]:
-    # Building and compiling the union costs more than running it: done once a process
-    # (for each kind: the whole of a user's facts, or those of one workspace).
-    return _facts(_ANY_USER, _ANY_WORKSPACE if limited else None).query.sql_with_params()
+# Building and compiling the union costs more than running it: compiled once
+# (pixie.prepared), for the whole of a user's facts and for those of one workspace.
+_FACTS = PreparedQuery(_facts, Slot("user_id", -7_000_000_001))
+_FACTS_WITHIN = PreparedQuery(
+    _facts, Slot("user_id", -7_000_000_001), Slot("limited_to", -7_000_000_002)
+)
 
 
 def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
@@ -141,11 +136,10 @@ def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
         return CatalogViewer()
     if user.is_superuser and limited_to is None:
         return CatalogViewer(sees_everything=True, in_a_workspace=True)
-    sql, params = _facts_sql(connection.vendor, limited_to is not None)
-    values = {_ANY_USER: user.pk, _ANY_WORKSPACE: limited_to}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [values.get(p, p) if isinstance(p, int) else p for p in params])
-        rows = cursor.fetchall()
+    if limited_to is None:
+        rows = _FACTS.rows(user_id=user.pk)
+    else:
+        rows = _FACTS_WITHIN.rows(user_id=user.pk, limited_to=limited_to)
     facts: dict[int, set[int]] = {}
     for fact, pk in rows:
         facts.setdefault(int(fact), set()).add(pk)
