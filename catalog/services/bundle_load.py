@@ -244,7 +244,11 @@ def bundle_load(
         published = False
         if publish and bundle_version.status == Status.DRAFT:
             bundle_version = bundle_version_publish(
-                bundle_version=bundle_version, actor=actor, findings_override=findings_override
+                bundle_version=bundle_version,
+                actor=actor,
+                findings_override=findings_override,
+                # The bytes just read: the findings scan need not read them back.
+                blobs={f.sha256: f.data for s in spec.skills for f in s.files},
             )
             published = True
     return BundleLoadResult(

@@ -3,14 +3,20 @@ and kept with it; a version published before findings existed is scanned when fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from catalog.finding_rules import guardrail_rules
 from catalog.findings import REFUSE, body_line_offset, is_markdown, scan_skill
 from catalog.models import BundleSkill, BundleVersion, FileBlob, SkillFile
 
 
-def bundle_version_scan(bundle_version: BundleVersion) -> list[dict]:
+def bundle_version_scan(
+    bundle_version: BundleVersion, *, blobs: Mapping[str, bytes] | None = None
+) -> list[dict]:
     """Scan each skill's SKILL.md body and Markdown files against the bundle's hosts and
-    credentials and the guardrail rules (five queries, whatever the number of skills)."""
+    credentials and the guardrail rules (five queries, whatever the number of skills).
+    ``blobs``: file bytes already in memory by their sha256 (a load that has just stored
+    them), not read back; the files scanned are still the stored version's."""
     entries = list(
         BundleSkill.objects.filter(bundle_version=bundle_version)
         .order_by("position", "id")
@@ -28,12 +34,16 @@ def bundle_version_scan(bundle_version: BundleVersion) -> list[dict]:
         ).values_list("skill_version_id", "path", "blob_id")
         if is_markdown(path)
     ]
-    texts = {
-        sha: bytes(content).decode("utf-8", errors="replace")
-        for sha, content in FileBlob.objects.filter(
-            sha256__in={f[2] for f in files}
-        ).values_list("sha256", "content")
-    }
+    known = blobs or {}
+    wanted = {f[2] for f in files}
+    texts = {sha: known[sha].decode("utf-8", errors="replace") for sha in wanted if sha in known}
+    if len(texts) < len(wanted):
+        texts.update(
+            (sha, bytes(content).decode("utf-8", errors="replace"))
+            for sha, content in FileBlob.objects.filter(
+                sha256__in=wanted - texts.keys()
+            ).values_list("sha256", "content")
+        )
     markdown: dict[int, list[tuple[str, str]]] = {}
     for version_id, path, sha in files:
         markdown.setdefault(version_id, []).append((path, texts.get(sha, "")))
@@ -44,9 +54,14 @@ def bundle_version_scan(bundle_version: BundleVersion) -> list[dict]:
         finding.as_dict()
         for version_id, slug, body, skill_md in entries
         for finding in scan_skill(
-            skill=slug, body=body, markdown=markdown.get(version_id, ()), hosts=hosts,
-            credentials=credentials, rules=rules, body_offset=body_line_offset(skill_md, body),
-        )  # fmt: skip
+            skill=slug,
+            body=body,
+            markdown=markdown.get(version_id, ()),
+            hosts=hosts,
+            credentials=credentials,
+            rules=rules,
+            body_offset=body_line_offset(skill_md, body),
+        )
     ]
 
 
@@ -71,6 +86,5 @@ def finding_line(finding: dict) -> str:
     """One finding in a sentence: where, what, and the text around it."""
     line = f" line {finding['line']}" if finding["line"] else ""
     return (
-        f"@{finding['skill']} {finding['file']}{line}: {finding['message']}: "
-        f"“{finding['excerpt']}”"
+        f"@{finding['skill']} {finding['file']}{line}: {finding['message']}: “{finding['excerpt']}”"
     )
