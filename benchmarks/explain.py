@@ -68,6 +68,10 @@ FINDINGS = [
     "- Fixed: the catalog API bundle list filters published bundles with EXISTS instead of "
     "joining and de-duplicating every version, and takes its page and count in one query; "
     "the share import reads the workspace's slugs unordered.",
+    "- Fixed: that one query ranked every visible version by two window functions (sequential "
+    "scans of all versions and bundles, 77 ms); it now walks the `bundle_by_name` index with "
+    "LIMIT/OFFSET as parameters, reads only the page's versions, and counts the bundles "
+    "from the `bundle_version_visibility` index (bundle, review, status), index-only.",
     "",
 ]
 

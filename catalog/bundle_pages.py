@@ -1,23 +1,40 @@
 """The catalog API's list of bundles, a page at a time, read on every visit of the catalog:
 the page's bundles with their publishers, their visible versions and the count of all
-bundles, in one query compiled once a process (pixie.prepared), with visible_versions'
-rule inside it.
+bundles, in one query compiled once a process (pixie.prepared).
 
 It reads what selectors.bundle_list's queryset reads, and the rows come back the same
 (tests/catalog/test_bundle_pages.py holds the two equal for every kind of viewer).
+
+The query ranks bundles, not versions: the page's bundles are read off the bundle_by_name
+index (name, slug) with LIMIT and OFFSET (parameters, see _PageQuery), each checked for a
+version the viewer may see, so page 1 reads about 50 bundles whatever the size of the
+catalog; only then are the page's versions read (visible_versions' rule, by bundle id).
+The count is a subquery run once, index-only: a semi-join of the bundles with the
+bundle_version_visibility index (bundle_id, catalog_review, status; migration 0016).
+A deep page still walks (or sorts) the bundles before it: OFFSET, not a keyset.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 
-from django.db.models import F, QuerySet, Window
-from django.db.models.functions import DenseRank
+from django.db.models import Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.lookups import Exact, In
 
+from pixie.models import Membership
+from pixie.permissions import any_membership_q, auditor_q, operator_q
 from pixie.prepared import PreparedQuery, Slot
 
 from .models import Bundle, BundleVersion, Publisher
-from .selectors import BUNDLE_LIST_VERSION_FIELDS, StandIn, bundle_list, visible_versions
+from .selectors import (
+    BUNDLE_LIST_VERSION_FIELDS,
+    IN_CATALOG,
+    StandIn,
+    bundle_list,
+    visible_versions,
+)
 
 _BUNDLE_FIELDS = [f"bundle__{field.name}" for field in Bundle._meta.concrete_fields]
 _PUBLISHER_FIELDS = [
@@ -25,51 +42,95 @@ _PUBLISHER_FIELDS = [
 ]
 
 
-def _page(versions: QuerySet, bottom: int, top: int) -> QuerySet[BundleVersion]:
-    """The visible versions of the bundles ranked bottom+1 to top by (name, slug), each
-    with its bundle and publisher. Ranked from both ends, a row also tells how many
-    bundles there are (rank + back - 1): the page and its count in one query, without
-    LIMIT, so the bounds are values, not part of the SQL."""
-    by_name = [F("bundle__name"), F("bundle__slug")]
-    return (
-        versions.select_related("bundle__publisher")
-        .only(*BUNDLE_LIST_VERSION_FIELDS, *_BUNDLE_FIELDS, *_PUBLISHER_FIELDS)
-        .annotate(
-            rank=Window(DenseRank(), order_by=[field.asc() for field in by_name]),
-            back=Window(DenseRank(), order_by=[field.desc() for field in by_name]),
+def _has_version(*conditions) -> Exists:
+    return Exists(BundleVersion.objects.filter(*conditions, bundle=OuterRef("pk")))
+
+
+def _bundles_seen_by(user, limited_to: int | None) -> Q:
+    """visible_versions' rule, for the bundles: the bundle has a version the user may see.
+
+    The same conditions (selectors.IN_CATALOG, pixie.permissions' roles and memberships),
+    with the publishing workspace read from the bundle being asked about rather than by
+    joining each version to its bundle and publisher: so the question is one lookup of
+    (bundle_id, catalog_review, status) in an index (migration 0016), and one EXISTS the
+    planner can make a semi-join of (an OR of EXISTS it costs per row, however run)."""
+    if user is None:  # a superuser: every version
+        return Q(_has_version())
+    # The bundle's, from inside the version's subquery (and one level further down).
+    publishing_workspace = OuterRef("publisher__workspace")
+    if limited_to is not None:
+        return Q(
+            Exists(Membership.objects.filter(user=user.pk, workspace=limited_to)),
+            _has_version(IN_CATALOG | Q(Exact(publishing_workspace, limited_to))),
         )
-        .filter(rank__gt=bottom, rank__lte=top)
-        .order_by("rank", "-created_at", "id")
+    # member_q as IN (the user's workspaces), not a correlated EXISTS: the planner costs a
+    # correlated EXISTS under OR per row (if run hashed), which inflated the count's cost.
+    member_of_publisher = In(
+        publishing_workspace, Membership.objects.filter(user=user.pk).values("workspace")
     )
+    return Q(
+        _has_version(
+            operator_q(user)
+            | auditor_q(user)
+            | (IN_CATALOG & any_membership_q(user))
+            | Q(member_of_publisher)
+        )
+    )
+
+
+# Sentinels for the page's slice, [bottom:bottom + limit]: compiled to LIMIT and OFFSET
+# literals, which _PageQuery turns into parameters (the SQL stays the same on every page).
+_SAMPLE_BOTTOM, _SAMPLE_LIMIT = 1_999_999_937, 1_234_567
+
+
+def _page(versions: QuerySet, user, limited_to: int | None) -> QuerySet[BundleVersion]:
+    """The visible versions of the page's bundles, each with its bundle and publisher, and
+    on every row the count of all the bundles the user may see (``total``)."""
+    seen = Bundle.objects.filter(_bundles_seen_by(user, limited_to))
+    page = seen.order_by("name", "slug").values("pk")
+    count = seen.order_by().values(n=Func(F("pk"), function="COUNT", output_field=IntegerField()))
+    return (
+        versions.filter(bundle__in=page[_SAMPLE_BOTTOM : _SAMPLE_BOTTOM + _SAMPLE_LIMIT])
+        .select_related("bundle__publisher")
+        .only(*BUNDLE_LIST_VERSION_FIELDS, *_BUNDLE_FIELDS, *_PUBLISHER_FIELDS)
+        .annotate(total=Subquery(count))
+        .order_by("bundle__name", "bundle__slug", "-created_at", "id")
+    )
+
+
+class _PageQuery(PreparedQuery):
+    """A PreparedQuery whose slice (the sentinels above: the one LIMIT with an OFFSET in its
+    SQL) is sent as two parameters, ``limit`` and ``bottom``: Django writes a slice into
+    the SQL as numbers, which would make each page a statement of its own."""
+
+    def _compile(self, using: str):
+        compiled = super()._compile(using)
+        clause = f"LIMIT {_SAMPLE_LIMIT} OFFSET {_SAMPLE_BOTTOM}"
+        before, found, after = compiled.sql.partition(clause)
+        if not found or clause in after:
+            raise ValueError(f"Expected {clause!r} once in the page's SQL.")
+        at = re.findall(r"%.", before).count("%s")  # the parameters before it ("%%" is "%")
+        slots = list(compiled.slots)
+        slots[at:at] = [("limit", _SAMPLE_LIMIT), ("bottom", _SAMPLE_BOTTOM)]
+        return dataclasses.replace(compiled, sql=f"{before}LIMIT %s OFFSET %s{after}", slots=slots)
 
 
 _USER = Slot("user_id", -7_000_000_021)
 _WORKSPACE = Slot("workspace_id", -7_000_000_022)
-# Within a 32-bit integer (the rank's type): Django leaves no lookup out of its range in SQL.
-_BOTTOM, _TOP = Slot("bottom", -2_147_000_023), Slot("top", -2_147_000_024)
 
 
-def _seen_by(user_id, workspace_id=None) -> QuerySet[BundleVersion]:
-    return visible_versions(StandIn(pk=user_id), limited_to=workspace_id)
+def _user_page(user_id, workspace_id=None) -> QuerySet[BundleVersion]:
+    user = StandIn(pk=user_id)
+    return _page(visible_versions(user, limited_to=workspace_id), user, workspace_id)
 
 
 # Who is looking picks the query: a superuser (every version), a login (the rule with their
 # id), a login through a token limited to one workspace (the rule for that workspace).
 _PAGES = {
-    "everything": PreparedQuery(
-        lambda bottom, top: _page(BundleVersion.objects.all(), bottom, top), _BOTTOM, _TOP
-    ),
-    "user": PreparedQuery(
-        lambda user_id, bottom, top: _page(_seen_by(user_id), bottom, top),
-        _USER, _BOTTOM, _TOP,
-    ),
-    "limited": PreparedQuery(
-        lambda user_id, workspace_id, bottom, top: _page(
-            _seen_by(user_id, workspace_id), bottom, top
-        ),
-        _USER, _WORKSPACE, _BOTTOM, _TOP,
-    ),
-}  # fmt: skip
+    "everything": _PageQuery(lambda: _page(BundleVersion.objects.all(), None, None)),
+    "user": _PageQuery(lambda user_id: _user_page(user_id), _USER),
+    "limited": _PageQuery(_user_page, _USER, _WORKSPACE),
+}
 
 
 @dataclass(frozen=True)
@@ -92,11 +153,11 @@ class BundlePages:
         else:
             kind, who = "user", {"user_id": user.pk}
         bundles: dict[int, Bundle] = {}
-        for version in _PAGES[kind].objects(bottom=bottom, top=bottom + limit, **who):
+        for version in _PAGES[kind].objects(bottom=bottom, limit=limit, **who):
             bundle = bundles.get(version.bundle_id)
             if bundle is None:  # each row carries its bundle: the first one's is kept
                 bundle = bundles[version.bundle_id] = version.bundle
-                bundle._count_in_page = version.rank + version.back - 1
+                bundle._count_in_page = version.total
                 bundle.visible_versions = []
             BundleVersion.bundle.field.set_cached_value(version, bundle)
             bundle.visible_versions.append(version)
