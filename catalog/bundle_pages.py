@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.lookups import Exact, In
@@ -133,6 +135,41 @@ _PAGES = {
 }
 
 
+class BundlePage(Sequence):
+    """A page as its query gave it. ``rows`` are what the page says (its count, and every
+    field of its bundles, publishers and visible versions), enough for an ETag; the
+    Bundle instances are made only when something reads them, so a 304, or an answer
+    rendered before, makes none."""
+
+    def __init__(self, query: PreparedQuery | None, rows: list[tuple]):
+        self.rows, self._query = rows, query
+        self._bundle_ids = dict.fromkeys(row[query.column("bundle_id")] for row in rows)
+
+    @property
+    def count_in_page(self) -> int | None:
+        """The count of all the bundles the user may see (None: the page is empty)."""
+        return self.rows[0][self._query.column("total")] if self.rows else None
+
+    def __len__(self) -> int:
+        return len(self._bundle_ids)
+
+    def __getitem__(self, index):
+        return self.bundles[index]
+
+    @cached_property
+    def bundles(self) -> list[Bundle]:
+        bundles: dict[int, Bundle] = {}
+        for version in self._query.instances(self.rows) if self.rows else ():
+            bundle = bundles.get(version.bundle_id)
+            if bundle is None:  # each row carries its bundle: the first one's is kept
+                bundle = bundles[version.bundle_id] = version.bundle
+                bundle._count_in_page = version.total
+                bundle.visible_versions = []
+            BundleVersion.bundle.field.set_cached_value(version, bundle)
+            bundle.visible_versions.append(version)
+        return list(bundles.values())
+
+
 @dataclass(frozen=True)
 class BundlePages:
     """bundle_list for pixie.pagination.CountInPagePaginator: each row a Bundle with its
@@ -142,26 +179,22 @@ class BundlePages:
     user: object
     limited_to: int | None = None
 
-    def page_rows(self, bottom: int, limit: int) -> list[Bundle]:
+    def read_page(self, bottom: int, limit: int) -> BundlePage:
+        """The page of ``limit`` bundles from ``bottom`` (empty if the user sees no catalog)."""
         user = self.user
         if not user.is_authenticated or not user.is_active:
-            return []
+            return BundlePage(None, [])
         if self.limited_to is not None:
             kind, who = "limited", {"user_id": user.pk, "workspace_id": self.limited_to}
         elif user.is_superuser:
             kind, who = "everything", {}
         else:
             kind, who = "user", {"user_id": user.pk}
-        bundles: dict[int, Bundle] = {}
-        for version in _PAGES[kind].objects(bottom=bottom, limit=limit, **who):
-            bundle = bundles.get(version.bundle_id)
-            if bundle is None:  # each row carries its bundle: the first one's is kept
-                bundle = bundles[version.bundle_id] = version.bundle
-                bundle._count_in_page = version.total
-                bundle.visible_versions = []
-            BundleVersion.bundle.field.set_cached_value(version, bundle)
-            bundle.visible_versions.append(version)
-        return list(bundles.values())
+        query = _PAGES[kind]
+        return BundlePage(query, query.rows(bottom=bottom, limit=limit, **who))
+
+    def page_rows(self, bottom: int, limit: int) -> list[Bundle]:
+        return list(self.read_page(bottom, limit))
 
     def count(self) -> int:
         """For a page past the end, which holds no row to carry the count."""

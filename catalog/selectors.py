@@ -1,6 +1,7 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.contrib.auth.models import Group
 from django.db.models import (
@@ -283,27 +284,52 @@ class StandIn:
     is_superuser: bool = False
 
 
+class VersionHead:
+    """A version's row as its query gave it, with its bundle's, publisher's and signing
+    key's: ``row`` holds every stored value of the four, enough for an ETag over what a
+    published version's answer says; the instances are made only when asked for."""
+
+    def __init__(self, query: PreparedQuery, row: tuple):
+        self._query, self.row = query, row
+
+    def value(self, name: str):
+        """A field of the version's own row, by attname."""
+        return self.row[self._query.column(name)]
+
+    @cached_property
+    def bundle_version(self) -> BundleVersion:
+        return self._query.instances([self.row])[0]
+
+
+def bundle_version_head(*, user, limited_to: int | None, slug: str, version: str) -> VersionHead:
+    """A version the user may see (limited_to: the workspace the request is limited to, or
+    None; see visible_versions) as its row, bundle, publisher and key: one query, with
+    the visibility rule inside it. 404 if there is none the user may see."""
+    _no_nul(version, f"No such version of bundle {slug}.")
+    _no_nul(slug, f"No bundle {slug!r}.")
+    query, values = None, {}
+    if not user.is_authenticated or not user.is_active:
+        pass  # no catalog at all
+    elif limited_to is not None:
+        query, values = _VERSION_SEEN_WITHIN, {"user_id": user.pk, "workspace_id": limited_to}
+    elif user.is_superuser:
+        query, values = _ANY_VERSION, {}
+    else:
+        query, values = _VERSION_SEEN_BY, {"user_id": user.pk}
+    rows = query.rows(slug=slug, version=version, **values) if query else []
+    if not rows:
+        raise Http404(f"No version {version} of bundle {slug}.")
+    return VersionHead(query, rows[0])
+
+
 def bundle_version_get(
     *, user, limited_to: int | None, slug: str, version: str, contents: bool = True
 ) -> BundleVersion:
-    """A version the user may see (limited_to: the workspace the request is limited to, or
-    None; see visible_versions), with its skills, hosts and credentials prefetched
-    (or, with contents=False, only its own row, bundle, publisher and key: one query,
-    with the visibility rule inside it)."""
-    _no_nul(version, f"No such version of bundle {slug}.")
-    _no_nul(slug, f"No bundle {slug!r}.")
-    if not user.is_authenticated or not user.is_active:
-        bundle_version = None
-    elif limited_to is not None:
-        bundle_version = _VERSION_SEEN_WITHIN.first(
-            user_id=user.pk, workspace_id=limited_to, slug=slug, version=version
-        )
-    elif user.is_superuser:
-        bundle_version = _ANY_VERSION.first(slug=slug, version=version)
-    else:
-        bundle_version = _VERSION_SEEN_BY.first(user_id=user.pk, slug=slug, version=version)
-    if bundle_version is None:
-        raise Http404(f"No version {version} of bundle {slug}.")
+    """A version the user may see (see bundle_version_head), with its skills, hosts and
+    credentials prefetched (or, with contents=False, only its own row, bundle, publisher
+    and key: one query)."""
+    head = bundle_version_head(user=user, limited_to=limited_to, slug=slug, version=version)
+    bundle_version = head.bundle_version
     if contents:
         prefetch_related_objects([bundle_version], *CONTENTS)
     return bundle_version

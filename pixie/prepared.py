@@ -102,12 +102,17 @@ class PreparedQuery:
 
     def objects(self, using: str = "default", **values) -> list[Model]:
         """The rows as the queryset's model instances, with what it select_related."""
+        return self.instances(self.rows(using, **values), using)
+
+    def instances(self, rows: list[tuple], using: str = "default") -> list[Model]:
+        """Rows this query gave (``rows``) made into its model instances: a caller that may
+        need only the values (an ETag over them) makes instances only when it needs them."""
         compiled = self._compiled(using)
         klass_info = compiled.compiler.klass_info
         model, start, end = klass_info["model"], *compiled.model_span
         annotations = compiled.compiler.annotation_col_map
         found = []
-        for row in self.rows(using, **values):
+        for row in rows:
             instance = model.from_db(using, compiled.init_list, row[start:end])
             for populator in compiled.populators:
                 populator.populate(row, instance)
@@ -115,6 +120,14 @@ class PreparedQuery:
                 setattr(instance, name, row[position])
             found.append(instance)
         return found
+
+    def column(self, name: str, using: str = "default") -> int:
+        """Where a field of the queryset's model (by attname) or an annotation is in a row."""
+        compiled = self._compiled(using)
+        annotations = compiled.compiler.annotation_col_map
+        if name in annotations:
+            return annotations[name]
+        return compiled.model_span[0] + compiled.init_list.index(name)
 
     def first(self, using: str = "default", **values) -> Model | None:
         found = self.objects(using, **values)

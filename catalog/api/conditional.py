@@ -35,17 +35,6 @@ def _plain(value) -> str:
     return str(value)
 
 
-def rows_state(*rows) -> list:
-    """Every stored value of these model rows (None: no row): an ETag over it changes
-    whenever anything a response made from these rows alone could say does, and costs
-    no serialising. The caller makes sure the response reads nothing else."""
-    return [
-        None if row is None else
-        [row._meta.label, *(getattr(row, field.attname) for field in row._meta.concrete_fields)]
-        for row in rows
-    ]  # fmt: skip
-
-
 def not_modified(request, etag: str):
     """A 304 when the client's If-None-Match names this ETag, else None."""
     response = get_conditional_response(request, etag=etag)

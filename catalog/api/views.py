@@ -19,7 +19,7 @@ from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import CountInPagePagination
 from pixie.permissions import token_workspace_id
 
-from .conditional import etag_of, not_modified, rendered_once, rows_state, with_validators
+from .conditional import etag_of, not_modified, rendered_once, with_validators
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -44,16 +44,12 @@ class BundleList(generics.ListAPIView):
         return BundlePages(user=self.request.user, limited_to=token_workspace_id(self.request))
 
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())
-        # The ETag is over what the page is made of (its address, which makes the links,
-        # the count, each bundle's and publisher's rows and the visible versions' fields
-        # read), so a 304 is answered before anything is serialised.
-        etag = etag_of(
-            LIST_SHAPE,
-            request.build_absolute_uri(),
-            self.paginator.page.paginator.count,
-            [_bundle_state(bundle) for bundle in page],
-        )
+        page = self.paginate_queryset(self.get_queryset())  # a BundlePage (bundle_pages)
+        # The ETag is over what the page is made of: its address, which makes the links,
+        # and the rows read (the count, every field of the bundles and publishers, the
+        # visible versions' fields the response shows). So a 304 is answered before any
+        # instance is made or anything serialised.
+        etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), page.rows)
         if (answer := not_modified(request, etag)) is not None:
             return answer
         # The ETag stands for everything the page says: rendered once for it.
@@ -64,15 +60,7 @@ class BundleList(generics.ListAPIView):
 
 
 # In every list page's ETag: raise the edition when a release shows the same rows differently.
-LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 1}
-
-
-def _bundle_state(bundle) -> list:
-    versions = [
-        [getattr(version, name) for name in selectors.BUNDLE_LIST_VERSION_FIELDS]
-        for version in bundle.visible_versions
-    ]
-    return [rows_state(bundle, bundle.publisher), versions]
+LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 2}
 
 
 class BundleDetail(generics.RetrieveAPIView):
@@ -86,16 +74,9 @@ class BundleDetail(generics.RetrieveAPIView):
         )
 
 
-def head_rows(bundle_version) -> tuple:
-    """The rows bundle_version_head reads (it makes no query of its own): the version's,
-    its bundle's, the publisher's and the signing key's."""
-    key = bundle_version.signing_key if bundle_version.signing_key_id else None
-    return bundle_version, bundle_version.bundle, bundle_version.bundle.publisher, key
-
-
 # In every published version's ETag: the response's fields, and an edition to raise when a
 # release shows the same rows differently, so no client keeps an answer of the old kind.
-RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 1}
+RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 2}
 
 
 @extend_schema(summary="A bundle version: skills in order with bodies, hosts, credential names")
@@ -103,23 +84,24 @@ class BundleVersionDetail(generics.RetrieveAPIView):
     serializer_class = BundleVersionSerializer
 
     def retrieve(self, request, *args, **kwargs):
-        bundle_version = selectors.bundle_version_get(
+        head = selectors.bundle_version_head(
             user=request.user,
             limited_to=token_workspace_id(request),
             slug=self.kwargs["slug"],
             version=self.kwargs["version"],
-            contents=False,
         )
-        if bundle_version.manifest_sha256:
+        if head.value("manifest_sha256"):
             # Published: the signed manifest's digest (in the version's row) stands for the
             # contents, which never change; what may (a yank, a review, the signer's
-            # state) is in the rows read with it, so the ETag is over those rows and a
-            # 304 is answered before anything is serialised.
-            etag = etag_of(RESPONSE_SHAPE, rows_state(*head_rows(bundle_version)))
+            # state) is in the rows read with it, so the ETag is over those rows' values
+            # and a 304 is answered before any instance is made or anything serialised.
+            etag = etag_of(RESPONSE_SHAPE, head.row)
             if (answer := not_modified(request, etag)) is not None:
                 return answer
-            return rendered_once(self, request, etag, lambda: bundle_version_data(bundle_version))
-        data = bundle_version_data(bundle_version)  # a draft: its contents may change
+            return rendered_once(
+                self, request, etag, lambda: bundle_version_data(head.bundle_version)
+            )
+        data = bundle_version_data(head.bundle_version)  # a draft: its contents may change
         etag = etag_of(data)
         return not_modified(request, etag) or with_validators(Response(data), etag)
 

@@ -1,7 +1,10 @@
 """Conditional GETs on the catalog API: an unchanged version or list answers 304 before
 anything is serialised; a yank, a review or a new version is never hidden behind one."""
 
+from contextlib import contextmanager
+
 import pytest
+from django.db.models.signals import post_init
 from rest_framework.test import APIClient
 
 from catalog.api.serializers import BundleSerializer, BundleVersionHeadSerializer
@@ -31,6 +34,22 @@ def api(demo_catalog):
     return client
 
 
+@contextmanager
+def made_instances():
+    """The catalog's model instances made meanwhile (Django's post_init signal)."""
+    made = []
+
+    def seen(sender, **kwargs):
+        if sender._meta.app_label == "catalog":
+            made.append(sender)
+
+    post_init.connect(seen)
+    try:
+        yield made
+    finally:
+        post_init.disconnect(seen)
+
+
 def again(api, url, etag):
     return api.get(url, HTTP_IF_NONE_MATCH=etag)
 
@@ -46,8 +65,9 @@ def test_an_unchanged_version_answers_304_from_its_row_alone(
     monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
     # The version with its bundle, publisher and key, and the user's right to see it, in
     # one query.
-    with django_assert_num_queries(1):
+    with made_instances() as made, django_assert_num_queries(1):
         answer = again(api, VERSION, etag)
+    assert made == []  # the ETag is over the row's values: no instance is made for it
     assert answer.status_code == 304 and answer.content == b""
     assert answer["ETag"] == etag and answer["Cache-Control"] == "private, no-cache"
     monkeypatch.undo()
@@ -184,9 +204,10 @@ def test_an_unchanged_list_answers_304_without_serialising(
 ):
     etag = api.get("/api/bundles/")["ETag"]
     monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
-    with django_assert_num_queries(1):  # the page with its versions and count
+    with made_instances() as made, django_assert_num_queries(1):  # page, versions, count
         answer = again(api, "/api/bundles/", etag)
     assert answer.status_code == 304 and answer["ETag"] == etag
+    assert made == []  # answered from the page's rows: no instance made, none serialised
     monkeypatch.undo()
     # Another page, or the same page at another address, is another resource.
     assert again(api, "/api/bundles/?page=1", etag).status_code == 200
