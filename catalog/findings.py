@@ -25,12 +25,16 @@ They are a reader's aid, never a verdict.
 from __future__ import annotations
 
 import re
-import re._constants as sre
-import re._parser as sre_parse
 import tomllib
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+
+try:  # Python's own regex parser, for literal_starts; not a public API, so optional
+    import re._constants as sre
+    import re._parser as sre_parse
+except ImportError:  # without it, every pattern is scanned by the regex engine alone
+    sre = sre_parse = None
 
 REFUSE, WARNING, INFO = "refuse", "warning", "info"
 SEVERITIES = (REFUSE, WARNING, INFO)
@@ -113,8 +117,8 @@ def _fast_form(pattern: str) -> tuple[re.Pattern, bool]:
     return re.compile(pattern[2:] if boundary else pattern), boundary
 
 
-_ZERO_WIDTH_OPS = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
-_REPEAT_OPS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
+_ZERO_WIDTH_OPS = {sre.AT, sre.ASSERT, sre.ASSERT_NOT} if sre else set()
+_REPEAT_OPS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT} if sre else set()
 
 
 def _prefixes(items) -> set[str] | None:
@@ -144,6 +148,8 @@ def literal_starts(pattern: str) -> tuple[str, ...] | None:
     """The literal texts every match of ``pattern`` (case-sensitive) begins with, each at
     least two characters, or None: where a match can begin is then found by substring
     search, far faster than the regex engine's scan of every position (_finditer)."""
+    if sre_parse is None:
+        return None
     try:
         parsed = sre_parse.parse(pattern)
     except re.error:

@@ -33,14 +33,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @async_unsafe
     def prepared_cursor(self):
-        """A cursor that sends the values apart from the SQL, for pixie.prepared's queries.
+        """A cursor that sends the values apart from the SQL: pixie.prepared's queries, and
+        statements whose values are large bytes (catalog.services.bundle_load stores file
+        bytes as binary parameters rather than as hex in the SQL text).
 
         Django binds values into the SQL text on the client, so PostgreSQL parses and
         plans every statement afresh; for the catalog API's hot reads, planning cost as
         much as running them. Sent apart, a statement this connection has run
         ``prepare_threshold`` times (psycopg's default, 5) is prepared and planned once.
-        Only these few-valued reads go this way: a statement bound on the server takes
-        at most 65,535 values, which Django's bulk work can exceed. The cursor is
+        Only statements of a few values go this way: one bound on the server takes at
+        most 65,535 values, which Django's bulk work can exceed. The cursor is
         Django's wrapper as ``cursor()`` gives it, so queries are logged and counted.
         """
         self.close_if_health_check_failed()
