@@ -94,20 +94,20 @@ class InWorkspace:
     """
 
     # History reads (a skill's revisions and comparisons, the workspace's history) are
-    # auditors' and operators' too, for GET only (pixie.permissions.reads_every_history),
-    # but not through a token limited to a workspace: it reads as a plain member would.
+    # auditors' and operators' too, for GET only, and not through a token limited to the
+    # workspace (pixie.permissions.workspace_for_history_reader).
     history_read = False
 
     def workspace(self):
         if not hasattr(self, "_workspace"):
-            find = workspace_for_member
-            if (
-                self.history_read
-                and self.request.method in ("GET", "HEAD", "OPTIONS")
-                and token_workspace_id(self.request) is None
-            ):
-                find = workspace_for_history_reader
-            self._workspace, self.role = find(user=self.request.user, slug=self.kwargs["workspace"])
+            user, slug = self.request.user, self.kwargs["workspace"]
+            if self.history_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
+                found = workspace_for_history_reader(
+                    user=user, slug=slug, limited_to=token_workspace_id(self.request)
+                )
+            else:
+                found = workspace_for_member(user=user, slug=slug)
+            self._workspace, self.role = found
         return self._workspace
 
 

@@ -40,14 +40,20 @@ def workspace_for_member(*, user, slug: str) -> tuple[Workspace, str]:
     return membership.workspace, membership.role
 
 
-def workspace_for_history_reader(*, user, slug: str) -> tuple[Workspace, str | None]:
+def workspace_for_history_reader(
+    *, user, slug: str, limited_to: int | None = None
+) -> tuple[Workspace, str | None]:
     """For history reads (revisions, comparisons, a workspace's history): its members, and
     auditors and operators, who read every workspace's history (their role: None).
-    Anyone else gets 404."""
+    Anyone else gets 404.
+
+    limited_to: the workspace the request's token is limited to (token_workspace_id), or
+    None. Through such a token its person reads as a plain member, as in the catalog's
+    reads: their roles outside the workspace count for nothing."""
     try:
         return workspace_for_member(user=user, slug=slug)
     except Http404:
-        if not reads_every_history(user):
+        if limited_to is not None or not reads_every_history(user):
             raise
     workspace = Workspace.objects.filter(slug=slug).first()
     if workspace is None:

@@ -7,11 +7,15 @@ the catalog), then the owner edits the body (revision 2, a local edit with a com
 """
 
 import pytest
+from django.contrib.auth.models import Group
 from django.urls import reverse
+from rest_framework.test import APIClient
 from reversion.models import Version
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
+from pixie.models import Membership
+from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from tests.catalog.skill_folders import write
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
@@ -115,6 +119,45 @@ def test_history_reads_a_fixed_number_of_queries_however_many_revisions(
         with django_assert_max_num_queries(8):
             response = api.get(f"{URL}/{path}")
         assert response.status_code == 200, path
+
+
+HISTORY_READS = [
+    "/api/workspaces/acme/history/",
+    f"{URL}/revisions/",
+    f"{URL}/revisions/1/",
+    f"{URL}/compare/",
+]
+
+
+def token_for(user, **limits) -> APIClient:
+    made = api_for(user).post("/api/tokens/", {"name": "CI", **limits}, format="json")
+    assert made.status_code == 201, made.json()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {made.json()['secret']}")
+    return client
+
+
+@pytest.mark.parametrize("role", ["superuser", OPERATORS_GROUP, AUDITORS_GROUP])
+def test_a_token_limited_to_the_workspace_reads_its_history_as_a_plain_member(
+    edited, acme, member, role
+):
+    """Operators and auditors read every workspace's history, but not through a token
+    limited to one: there they read it as a plain member would, and once their
+    membership has ended (other than by its removal, which revokes the token), not at
+    all."""
+    reader = make_user("rex", is_superuser=role == "superuser")
+    if role != "superuser":
+        reader.groups.add(Group.objects.get_or_create(name=role)[0])
+    Membership.objects.create(workspace=acme, user=reader)
+    unlimited, limited = token_for(reader), token_for(reader, workspace="acme")
+    members = token_for(member, workspace="acme")
+    for path in HISTORY_READS:
+        assert limited.get(path).status_code == 200, path
+    Membership.objects.filter(workspace=acme, user=reader).delete()
+    for path in HISTORY_READS:
+        assert unlimited.get(path).status_code == 200, path
+        assert limited.get(path).status_code == 404, path
+        assert members.get(path).status_code == 200, path
 
 
 # --- files: an upgrade that changed a script ----------------------------------------
