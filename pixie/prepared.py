@@ -73,7 +73,9 @@ class PreparedQuery:
         if missing:
             raise ValueError(f"The built query does not pass through {sorted(missing)} as is.")
         populators, init_list, span = [], [], (0, 0)
-        if compiler.klass_info is not None:  # a model queryset, not values()
+        if compiler.klass_info and compiler.klass_info["select_fields"]:
+            # The model's columns, for instances() (a union of values() querysets has
+            # klass_info too: harmless, since only objects() and instances() read it).
             fields = compiler.klass_info["select_fields"]
             span = (fields[0], fields[-1] + 1)
             init_list = [column[0].target.attname for column in compiler.select[slice(*span)]]
