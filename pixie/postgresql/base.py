@@ -13,13 +13,31 @@ is replaced before the request uses it, as before.
 
 import select
 
-from django.db.backends.postgresql import base
+import psycopg
+from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.utils.asyncio import async_unsafe
 from psycopg.pq import Format
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor, sql, params):
+        # prepared_cursor's statements are bound on the server, and Django, binding on the
+        # client, would show them with $1 for their values (in connection.queries, the
+        # SQL log, benchmarks/explain.py): shown with their values, as Django shows every
+        # statement when all are bound on the server.
+        raw = getattr(cursor, "cursor", cursor)  # Django's wrapper, or psycopg's own
+        if params and not isinstance(raw, psycopg.ClientCursor):
+            try:
+                return self.compose_sql(sql, params)
+            except (psycopg.Error, TypeError, ValueError):  # e.g. a %b (binary) value
+                pass
+        return super().last_executed_query(cursor, sql, params)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def is_usable(self):
         if self.connection is None or self.connection.closed:
             return False

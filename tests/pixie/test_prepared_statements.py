@@ -86,3 +86,13 @@ def test_an_unknown_setting_is_refused_with_its_name_and_the_choices():
     loaded = settings_with("yes")
     assert loaded.returncode != 0
     assert "DB_PREPARED_STATEMENTS is 'yes'; it must be reads, all or off." in loaded.stderr
+
+
+@pytest.mark.django_db
+def test_a_prepared_read_is_logged_with_its_values_as_any_other_query():
+    rita = make_user("rita")
+    key = Token.objects.create(user=rita).key
+    with CaptureQueriesContext(connection) as queries:
+        _LOGIN_TOKEN.first(key=key)
+    [logged] = queries.captured_queries
+    assert f'"authtoken_token"."key" = \'{key}\'' in logged["sql"] and "$1" not in logged["sql"]
