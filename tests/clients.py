@@ -11,6 +11,16 @@ def api_for(user) -> APIClient:
     return client
 
 
+def token_client(user, **limits) -> APIClient:
+    """The API through a Pixie token the person made for themselves (POST /api/tokens/),
+    with its limits (read_only, workspace)."""
+    made = api_for(user).post("/api/tokens/", {"name": "CI", **limits}, format="json")
+    assert made.status_code == 201, made.json()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {made.json()['secret']}")
+    return client
+
+
 def admin_for(user) -> Client:
     if not user.is_staff:
         user.is_staff = True

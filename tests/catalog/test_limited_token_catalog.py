@@ -7,24 +7,15 @@ import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from catalog.models import BundleVersion, CatalogReview, Publisher
 from catalog.services import bundle_version_publish
 from pixie.models import Membership, Workspace
 from pixie.permissions import AUDITORS_GROUP
-from tests.clients import api_for
+from tests.clients import token_client
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 
 pytestmark = pytest.mark.django_db
-
-
-def token_client(user, **limits) -> APIClient:
-    made = api_for(user).post("/api/tokens/", {"name": "CI", **limits}, format="json")
-    assert made.status_code == 201, made.json()
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {made.json()['secret']}")
-    return client
 
 
 def bundle(slug, *, by=None, publish_as=None, pending=False):

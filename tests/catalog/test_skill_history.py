@@ -9,7 +9,6 @@ the catalog), then the owner edits the body (revision 2, a local edit with a com
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
-from rest_framework.test import APIClient
 from reversion.models import Version
 
 from catalog.models import WorkspaceSkill
@@ -17,7 +16,7 @@ from catalog.services.workspace_skills import skill_edit
 from pixie.models import Membership
 from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from tests.catalog.skill_folders import write
-from tests.clients import admin_for, api_for
+from tests.clients import admin_for, api_for, token_client
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import approve_and_apply, install
 from tests.installer.test_plan_files import ledger_bundle, publish, upgrade
@@ -129,14 +128,6 @@ HISTORY_READS = [
 ]
 
 
-def token_for(user, **limits) -> APIClient:
-    made = api_for(user).post("/api/tokens/", {"name": "CI", **limits}, format="json")
-    assert made.status_code == 201, made.json()
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {made.json()['secret']}")
-    return client
-
-
 @pytest.mark.parametrize("role", ["superuser", OPERATORS_GROUP, AUDITORS_GROUP])
 def test_a_token_limited_to_the_workspace_reads_its_history_as_a_plain_member(
     edited, acme, member, role
@@ -149,8 +140,8 @@ def test_a_token_limited_to_the_workspace_reads_its_history_as_a_plain_member(
     if role != "superuser":
         reader.groups.add(Group.objects.get_or_create(name=role)[0])
     Membership.objects.create(workspace=acme, user=reader)
-    unlimited, limited = token_for(reader), token_for(reader, workspace="acme")
-    members = token_for(member, workspace="acme")
+    unlimited, limited = token_client(reader), token_client(reader, workspace="acme")
+    members = token_client(member, workspace="acme")
     for path in HISTORY_READS:
         assert limited.get(path).status_code == 200, path
     Membership.objects.filter(workspace=acme, user=reader).delete()
