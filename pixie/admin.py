@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from catalog.models import Plan
 
 from . import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
-from .admin_members import MembersPages
+from .admin_members import MembershipFormSet, MembersPages
 from .admin_notifications import NotificationPages
 from .admin_pages import AdminPages, WorkspacePages
 from .admin_policy import PolicyPages
@@ -39,6 +39,7 @@ from .permissions import opens_audited_objects, reads_audit_log
 
 class MembershipInline(SharedChoicesInline):
     model = Membership
+    formset = MembershipFormSet
     extra = 0
     shared_choices = {"user": lambda: get_user_model().objects.order_by("username")}
 

@@ -7,10 +7,19 @@ a refusal is shown on the page and changes nothing.
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
 from django.shortcuts import redirect
 
 from .errors import PixieError, ValidationFailed
-from .members import ROLES, member_add, member_remove, member_role_change, members_of
+from .members import (
+    ROLES,
+    member_add,
+    member_remove,
+    member_role_change,
+    members_of,
+    memberships_keep_an_owner,
+)
 from .models import ApiToken, Membership, Workspace
 from .tokens import token_create, token_revoke, tokens_reaching
 
@@ -42,6 +51,35 @@ class TokenForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["workspace"].queryset = Workspace.objects.filter(memberships__user=user)
+
+
+class MembershipFormSet(BaseInlineFormSet):
+    """The members inline of a workspace's change page (superusers edit there): the rule
+    of the members page holds, a workspace keeps an owner. Its rows are saved in the
+    admin's transaction, which the check's lock of the workspace row lasts until."""
+
+    def clean(self):
+        super().clean()
+        if self.instance.pk is None or any(self.errors):
+            return
+        owner = Membership.Role.OWNER
+        leaving, arriving = [], False
+        for form in self.forms:
+            if not form.has_changed() and form.instance.pk is None:
+                continue  # an empty extra row
+            was_owner = form.instance.pk is not None and form.initial.get("role") == owner
+            stays_owner = not self._should_delete_form(form) and (
+                form.cleaned_data.get("role") == owner
+            )
+            if was_owner and not stays_owner:
+                leaving.append(form.instance.pk)
+            arriving = arriving or (stays_owner and not was_owner)
+        try:
+            memberships_keep_an_owner(
+                workspace=self.instance, leaving_ids=leaving, owners_arriving=arriving
+            )
+        except PixieError as exc:
+            raise ValidationError(exc.message, code=exc.code) from exc
 
 
 class MembersPages:

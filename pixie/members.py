@@ -138,17 +138,45 @@ def _membership(workspace: Workspace, username: str) -> Membership:
 
 
 def _keeps_an_owner(workspace: Workspace, leaving: Membership) -> None:
+    _owners_remain(workspace, [leaving])
+
+
+def _owners_remain(workspace: Workspace, leaving: list[Membership]) -> None:
     others = (
         Membership.objects.filter(workspace=workspace, role=Membership.Role.OWNER)
-        .exclude(pk=leaving.pk)
+        .exclude(pk__in=[membership.pk for membership in leaving])
         .exists()
     )
     if not others:
-        raise StateError(
-            f"{leaving.user.username} is the last owner of {workspace.name}; make someone "
-            "else an owner first",
-            code="last_owner",
+        names = sorted(membership.user.username for membership in leaving)
+        who = (
+            f"{names[0]} is the last owner"
+            if len(names) == 1
+            else f"{', '.join(names[:-1])} and {names[-1]} are the last owners"
         )
+        raise StateError(
+            f"{who} of {workspace.name}; make someone else an owner first", code="last_owner"
+        )
+
+
+def memberships_keep_an_owner(
+    *, workspace: Workspace, leaving_ids: list[int], owners_arriving: bool
+) -> None:
+    """For a change of several memberships at once, the workspace's admin form (its
+    members inline): refused (StateError) if the owners among ``leaving_ids`` (removed,
+    or no longer owners) are all the workspace has and no one becomes an owner with them.
+    Call it inside the change's transaction: the workspace row stays locked until the
+    change is written, as for member_role_change."""
+    if not leaving_ids or owners_arriving:
+        return
+    workspace = _locked(workspace)
+    leaving = list(
+        Membership.objects.select_related("user").filter(
+            workspace=workspace, pk__in=leaving_ids, role=Membership.Role.OWNER
+        )
+    )
+    if leaving:
+        _owners_remain(workspace, leaving)
 
 
 def member_role_change(*, workspace: Workspace, actor, username: str, role: str) -> Membership:

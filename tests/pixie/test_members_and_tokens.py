@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from pixie.models import ApiToken, Membership
+from tests.admin_forms import change_form_data
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 
@@ -161,6 +162,55 @@ def test_roles_change_but_a_workspace_always_keeps_an_owner(acme, owner, member)
             "user__username", flat=True
         )
     ) == ["mia"]
+
+
+def _workspace_form(client, workspace):
+    """The workspace's change page as a superuser's browser would post it back, and the
+    prefix of its members' rows."""
+    page = client.get(f"/admin/pixie/workspace/{workspace.pk}/change/")
+    assert page.status_code == 200
+    data = change_form_data(page)
+    formset = page.context["inline_admin_formsets"][0].formset
+    rows = {form.instance.user.username: form.prefix for form in formset.forms}
+    return data, rows
+
+
+@pytest.mark.parametrize("change", ["demote", "delete"])
+def test_the_workspace_form_keeps_the_last_owner(acme, owner, member, change):
+    """The members inline of a workspace's change page (a superuser's) meets the same rule
+    as the members page: the last owner is neither demoted nor removed there."""
+    superuser = User.objects.create_superuser("sue", password="pw-super-1")
+    client = admin_for(superuser)
+    data, rows = _workspace_form(client, acme)
+    if change == "demote":
+        data[f"{rows['owen']}-role"] = "member"
+    else:
+        data[f"{rows['owen']}-DELETE"] = "on"
+    versions = Version.objects.count()
+    refused = client.post(f"/admin/pixie/workspace/{acme.pk}/change/", data)
+    assert refused.status_code == 200
+    assert "owen is the last owner of Acme; make someone else an owner first" in (
+        refused.content.decode()
+    )
+    assert list(
+        Membership.objects.filter(workspace=acme)
+        .order_by("user__username")
+        .values_list("user__username", "role")
+    ) == [("mia", "member"), ("owen", "owner")]
+    assert Version.objects.count() == versions
+
+
+def test_the_workspace_form_hands_ownership_over_in_one_save(acme, owner, member):
+    superuser = User.objects.create_superuser("sue", password="pw-super-1")
+    client = admin_for(superuser)
+    data, rows = _workspace_form(client, acme)
+    data[f"{rows['mia']}-role"] = "owner"
+    data[f"{rows['owen']}-DELETE"] = "on"
+    saved = client.post(f"/admin/pixie/workspace/{acme.pk}/change/", data)
+    assert saved.status_code == 302
+    assert list(
+        Membership.objects.filter(workspace=acme).values_list("user__username", "role")
+    ) == [("mia", "owner")]
 
 
 def test_removing_a_member_revokes_their_tokens_for_that_workspace(acme, owner, member):
