@@ -51,7 +51,7 @@ def audited(*, actor, comment: str, plan=None):
 # --- many objects into the revision at once -----------------------------------------
 
 
-def add_all_to_revision(objects) -> None:
+def add_all_to_revision(objects, *, written_here: bool = False) -> None:
     """``reversion.add_to_revision`` of each object, in order, with the same versions
     (the same place in the revision, the same fields): each serialised from the values it
     holds in memory into the very JSON Django's serialiser writes for it
@@ -60,6 +60,10 @@ def add_all_to_revision(objects) -> None:
     millisecond each. A model registered with anything else than plain JSON of its own
     fields (follows, natural keys, many-to-many fields, duplicates ignored) goes through
     reversion itself.
+
+    ``written_here``: the caller wrote these rows in the current transaction and deletes
+    none of them before the revision is saved, so reversion's check that each object
+    still exists (``_still_there``) is not made for them.
 
     Uses django-reversion's frame helpers (6.x); tests/pixie/test_history_rows.py holds
     its versions equal to reversion's own."""
@@ -83,7 +87,7 @@ def add_all_to_revision(objects) -> None:
         data, text = history_json(obj), force_str(obj)
         for using, versions in frame_versions.items():
             content_type = reversion_revisions._get_content_type(model, using)
-            versions[content_type, object_id] = Version(
+            version = Version(
                 content_type=content_type,
                 object_id=object_id,
                 db=model_db,
@@ -91,6 +95,8 @@ def add_all_to_revision(objects) -> None:
                 serialized_data=data,
                 object_repr=text,
             )
+            version.written_here = written_here
+            versions[content_type, object_id] = version
     reversion_revisions._update_frame(db_versions=frame_versions)
 
 
@@ -204,10 +210,14 @@ def _insert_versions(versions: list, using: str) -> None:
 
 def _still_there(versions: list) -> list:
     """The versions whose objects are still in the database (reversion skips an object
-    deleted after it was added), read by each model's base manager as reversion does."""
+    deleted after it was added), read by each model's base manager as reversion does; not
+    read for the rows their writer vouched for (add_all_to_revision's ``written_here``)."""
     wanted: dict[tuple, set[str]] = {}
     for version in versions:
-        wanted.setdefault((version._model, version.db), set()).add(version.object_id)
+        if not getattr(version, "written_here", False):
+            wanted.setdefault((version._model, version.db), set()).add(version.object_id)
+    if not wanted:
+        return versions
     found: set[tuple] = set()
     unions: dict[str, list] = {}
     for (model, db), ids in wanted.items():
@@ -229,7 +239,11 @@ def _still_there(versions: list) -> list:
         first, *rest = [rows for _model, rows in tagged]
         combined = first.union(*rest, all=True) if rest else first
         found |= {(tagged[tag][0], db, force_str(oid)) for tag, oid in combined}
-    return [v for v in versions if (v._model, v.db, v.object_id) in found]
+    return [
+        v
+        for v in versions
+        if getattr(v, "written_here", False) or (v._model, v.db, v.object_id) in found
+    ]
 
 
 # --- what each revision changed, and how it came ------------------------------------

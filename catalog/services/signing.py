@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import reversion
 from django.db import connection, transaction
-from django.db.models import CharField, Func
+from django.db.models import CharField, F, Func, Value
+from django.db.models.functions import Cast
 from django.utils import timezone
 from nacl.signing import SigningKey
 
@@ -220,17 +221,41 @@ def _stored_content(
             files=((f.path, f.executable, f.sha256) for f in skill_files),
         )
         skills.append(ManifestSkill(slug=slug, digest=digest, files=skill_files))
+    hosts, credentials = _hosts_and_credentials(bundle_version)
     manifest = manifest_of(
         publisher=bundle_version.bundle.publisher.slug,
         bundle=bundle_version.bundle.slug,
         version=bundle_version.version,
         description=bundle_version.description,
         notes=bundle_version.notes,
-        hosts=bundle_version.hosts.values_list("host", "port", "purpose"),
-        credentials=bundle_version.credentials.values_list("name", "host", "purpose"),
+        hosts=hosts,
+        credentials=credentials,
         skills=skills,
     )
     return manifest, {entry[0]: entry[4] for entry in entries}
+
+
+def _hosts_and_credentials(bundle_version: BundleVersion) -> tuple[list, list]:
+    """The version's (host, port, purpose) and (name, host, purpose) rows: one UNION (the
+    port as text, a credential's host in its place)."""
+    text = CharField()
+    hosts = bundle_version.hosts.annotate(
+        of=Value("host", output_field=text), a=F("host"), b=Cast("port", text), c=F("purpose")
+    )
+    credentials = bundle_version.credentials.annotate(
+        of=Value("credential", output_field=text), a=F("name"), b=F("host"), c=F("purpose")
+    )
+    found: tuple[list, list] = ([], [])
+    for of, a, b, c in (
+        hosts.order_by()
+        .values_list("of", "a", "b", "c")
+        .union(credentials.order_by().values_list("of", "a", "b", "c"), all=True)
+    ):
+        if of == "host":
+            found[0].append((a, int(b), c))
+        else:
+            found[1].append((a, b, c))
+    return found
 
 
 class _Sha256Hex(Func):
@@ -366,14 +391,17 @@ class Verified:
         return {c["name"] for c in self.manifest["credentials"]}
 
 
-def bundle_version_verify(*, bundle_version: BundleVersion) -> Verified:
+def bundle_version_verify(*, bundle_version: BundleVersion, fresh: bool = False) -> Verified:
     """Check the stored version against its signed manifest, reading every file's bytes;
-    raise ContentNotAsSigned naming the first thing that differs."""
-    bundle_version = (
-        BundleVersion.objects.select_related("bundle__publisher", "signing_key")
-        .filter(pk=bundle_version.pk)
-        .get()
-    )
+    raise ContentNotAsSigned naming the first thing that differs. ``fresh``: the caller
+    read the version in this transaction, with its bundle's publisher and its signing key
+    (an apply, with its plan), so its row is not read again."""
+    if not fresh:
+        bundle_version = (
+            BundleVersion.objects.select_related("bundle__publisher", "signing_key")
+            .filter(pk=bundle_version.pk)
+            .get()
+        )
     publisher = bundle_version.bundle.publisher
     key = bundle_version.signing_key
     if not bundle_version.signature or key is None:
@@ -443,7 +471,6 @@ def signature_summary(bundle_version: BundleVersion) -> SignatureSummary:
         key_held_by_pixie=bool(key and key.held_by_pixie),
         manifest_sha256=bundle_version.manifest_sha256,
     )
-
 
 
 def signature_words(summary: SignatureSummary) -> str:

@@ -68,10 +68,17 @@ def plan_apply(*, plan_id: int) -> str:
                 return status
             # The workspace row is the lock that serialises every writer of it.
             Workspace.objects.select_for_update().get(pk=workspace_id)
-            # With what the apply reads of it (approver, version, installation): one query.
+            # With what the apply reads of it (approver, version and what checks its
+            # signature, installation): one query.
             plan = (
                 Plan.objects.select_for_update(of=("self",))
-                .select_related("workspace", "decided_by", "bundle_version__bundle", "installation")
+                .select_related(
+                    "workspace",
+                    "decided_by",
+                    "bundle_version__bundle__publisher",
+                    "bundle_version__signing_key",
+                    "installation",
+                )
                 .get(pk=plan_id)
             )
             if plan.status not in APPLICABLE:
@@ -84,7 +91,8 @@ def plan_apply(*, plan_id: int) -> str:
             if plan.kind in SIGNED_KINDS:
                 # What is applied must be what the publisher signed, read inside this
                 # transaction: a row changed behind Pixie's back stops the apply here.
-                _check_signed(plan, bundle_version_verify(bundle_version=plan.bundle_version))
+                verified = bundle_version_verify(bundle_version=plan.bundle_version, fresh=True)
+                _check_signed(plan, verified)
             with audited(actor=plan.decided_by, comment=f"Applied plan #{plan.pk}", plan=plan):
                 _apply_steps(plan)
                 checkpoint("plan.apply.finish")
@@ -147,7 +155,7 @@ def _finish(plan: Plan, status: str, error: str) -> None:
     # then with these three fields, so it is not read again for its history.
     plan.status, plan.error, plan.finished_at = status, error, finished_at
     if reversion.is_active():
-        add_all_to_revision([plan])
+        add_all_to_revision([plan], written_here=True)
 
 
 def staleness(plan: Plan) -> str:
@@ -232,7 +240,9 @@ def _apply_steps(plan: Plan) -> None:
     applying = _Applying(
         plan=plan,
         installation=_installation(plan),
-        versions=SkillVersion.objects.in_bulk(
+        # What a revision takes from its catalog version (its body is the plan's own):
+        # not the version's body and SKILL.md, a skill's largest columns, twice over.
+        versions=SkillVersion.objects.only(*REVISION_TAKES).in_bulk(
             [s["skill_version_id"] for s in plan.steps if "skill_version_id" in s]
         ),
     )
@@ -437,7 +447,10 @@ def _record(applying: _Applying) -> None:
             *attachments,
             *([applying.installation] if kept_installation else []),
             *([applying.generation] if applying.generation else []),
-        ]
+        ],
+        # Every one of them was written by this apply, under the workspace's lock, and
+        # nothing after this deletes a row: no need to read them back before saving.
+        written_here=True,
     )
 
 
@@ -477,6 +490,10 @@ def _changed_revision(step, origin, number, version, approver, comment) -> Skill
         revision.approvals = merged["approvals"]
         revision.body = merged["body"]
     return revision
+
+
+# The catalog version's fields _revision_for copies into a revision.
+REVISION_TAKES = ("name", "description", "approvals", "frontmatter")
 
 
 def _revision_for(skill_id, number, version, body, approver, comment, origin) -> SkillRevision:

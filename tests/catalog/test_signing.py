@@ -162,6 +162,31 @@ def test_a_host_changed_with_sql_is_refused(
     assert_nothing_installed(acme)
 
 
+@pytest.mark.parametrize(
+    "statement, words",
+    [
+        ("UPDATE catalog_bundlehost SET port = 8443 WHERE bundle_version_id = %s", "hosts"),
+        (
+            "INSERT INTO catalog_bundlecredential (bundle_version_id, name, host, purpose) "
+            "VALUES (%s, 'EXFIL_TOKEN', 'collector.example.net', 'Send statements out.')",
+            "credentials",
+        ),
+    ],
+)
+def test_a_port_or_a_credential_changed_with_sql_is_refused(ledger, statement, words):
+    sql(statement, [ledger.pk])
+    with pytest.raises(ContentNotAsSigned, match=f"the {words} do not match what Pixie signed"):
+        bundle_version_verify(bundle_version=ledger)
+
+
+def test_a_version_with_hosts_and_credentials_verifies_as_published(demo_catalog):
+    version = demo_catalog["2.1.0"]
+    assert version.hosts.exists() and version.credentials.exists()
+    verified = bundle_version_verify(bundle_version=version)
+    assert verified.hosts == {(h.host, h.port) for h in version.hosts.all()}
+    assert verified.credentials == {c.name for c in version.credentials.all()}
+
+
 def test_a_signature_or_manifest_changed_with_sql_is_refused(ledger):
     manifest = json.loads(ledger.manifest)
     manifest["hosts"][0]["host"] = "collector.example.net"

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 import pytest
 import reversion
 from django.core import serializers
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from reversion import revisions as reversion_revisions
 from reversion.models import Version
 
@@ -124,3 +126,40 @@ def test_an_applied_install_is_in_its_history_as_a_reader_reads_its_rows(
         assert json.loads(version.serialized_data) == json.loads(django_json(row)), row
         assert version.object_repr == str(row)
     assert len(versions) == WorkspaceSkill.objects.count() * 2 + AgentSkill.objects.count() + 5
+
+
+def test_a_row_deleted_before_its_revision_is_saved_is_not_recorded(acme, owner):
+    """reversion's rule, which Pixie's save_revision keeps: history records only what is
+    still there when the revision is saved, whoever added it."""
+    gone = CredentialRequirement.objects.create(workspace=acme, name="GONE_TOKEN")
+    kept = CredentialRequirement.objects.create(workspace=acme, name="KEPT_TOKEN")
+    with audited(actor=owner, comment="added, then one deleted"):
+        add_all_to_revision([gone, kept])
+        reversion.add_to_revision(acme)
+        CredentialRequirement.objects.filter(pk=gone.pk).delete()
+    objects = {(ct, object_id) for ct, object_id, *_ in recorded("added, then one deleted")}
+    kinds = {Version(content_type_id=ct).content_type.model for ct, _ in objects}
+    assert {object_id for _ct, object_id in objects} == {str(kept.pk), str(acme.pk)}
+    assert kinds == {"credentialrequirement", "workspace"}
+
+
+def test_rows_their_writer_vouches_for_are_saved_without_being_read_back(acme, owner):
+    """add_all_to_revision(written_here=True): an apply wrote the rows a moment ago in its
+    own transaction, so saving their history reads none of them back (one query fewer
+    than the same rows added plainly)."""
+    rows = [CredentialRequirement.objects.create(workspace=acme, name=f"TOKEN_{n}")
+            for n in range(3)]  # fmt: skip
+
+    def save(comment, **vouched):
+        # The revision is saved as the audited block ends, inside the capture.
+        with CaptureQueriesContext(connection) as queries, audited(actor=owner, comment=comment):
+            add_all_to_revision(rows, **vouched)
+        return [q["sql"] for q in queries.captured_queries]
+
+    plain = save("plainly")
+    vouched = save("vouched for", written_here=True)
+    assert len(vouched) == len(plain) - 1
+    table = CredentialRequirement._meta.db_table
+    assert any(f'FROM "{table}"' in sql for sql in plain)
+    assert not any(f'FROM "{table}"' in sql for sql in vouched)
+    assert [row[1:] for row in recorded("vouched for")] == [row[1:] for row in recorded("plainly")]
