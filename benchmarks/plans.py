@@ -58,6 +58,17 @@ def median_of(action, runs=RUNS):
     return statistics.median(samples)
 
 
+def medians_alternated(action, reference, runs=3 * RUNS):
+    """Median seconds of ``action`` and of its ``reference``, run by turns (each in a
+    transaction rolled back): on a shared machine a burst of load then slows both, not
+    one side of the ratio."""
+    samples: tuple[list, list] = ([], [])
+    for _ in range(runs):
+        for timed, samples_of in ((action, samples[0]), (reference, samples[1])):
+            samples_of.append(median_of(timed, runs=1))
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 WRITTEN = (Installation, WorkspaceSkill, SkillRevision, EgressRule, CredentialRequirement,
            AgentSkill, Revision, Version)  # fmt: skip
 
@@ -126,7 +137,8 @@ def main():
     owner = get_user_model().objects.create_user("bench-owner")
     versions = {size: seed_bundle(owner, size) for size in BUNDLE_SIZES}
     print("## Plans: creation and apply\n")
-    print(f"PostgreSQL; median of {RUNS} runs, each in a transaction rolled back afterwards.")
+    print(f"PostgreSQL; median of {RUNS} runs, each in a transaction rolled back afterwards")
+    print(f"(apply and its reference: {3 * RUNS} runs each, by turns).")
     print("Plan creation is compared with one read of the workspace's slugs; apply (install,")
     print("approved, under the workspace lock, with its history) with a bare bulk insert of")
     print("the very rows it wrote (installation, skills, revisions, history), captured from an")
@@ -177,9 +189,11 @@ def main():
                 outcome = plan_apply(plan_id=plan.pk)
                 transaction.set_rollback(True)
             assert outcome == "applied", Plan.objects.get(pk=plan.pk).error
-            apply = median_of(lambda plan=plan: plan_apply(plan_id=plan.pk))
             written = rows_written_by(lambda plan=plan: plan_apply(plan_id=plan.pk))
-            insert = median_of(lambda written=written: bare_insert(written))
+            apply, insert = medians_alternated(
+                lambda plan=plan: plan_apply(plan_id=plan.pk),
+                lambda written=written: bare_insert(written),
+            )
             rows = sum(len(r) for r in written.values())
             most_queries = max(most_queries, len(create_queries))
             if (workspace_size, size) == (10_000, 50):
