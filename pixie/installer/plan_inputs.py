@@ -52,6 +52,7 @@ from pixie.installer.plan_core import (
     texts_needed,
 )
 from pixie.namespace import slug_candidates
+from pixie.prepared import PreparedQuery, Slot
 
 
 def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:
@@ -472,32 +473,13 @@ def _occupants(found: dict[str, tuple], files: dict[int, list]) -> dict[str, tup
 
 def _reach(workspace, installation):
     """The workspace's egress rules, what other installations need, its credentials: one
-    query (a UNION of the four reads, each row tagged with what it is)."""
-    others = Installation.objects.filter(workspace=workspace)
-    if installation is not None:
-        others = others.exclude(pk=installation.pk)
-    other_versions = others.values("bundle_version_id")
-
-    def tagged(queryset, of: str, a, b, c):
-        return (
-            queryset.order_by()
-            .annotate(of=Value(of, output_field=CharField()), a=a, b=b, c=c)
-            .values_list("of", "a", "b", "c")
-        )
-
-    no_port, no = Value(0), Value(False, output_field=BooleanField())
-    rows = tagged(
-        EgressRule.objects.filter(workspace=workspace), "egress", F("host"), F("port"),
-        ExpressionWrapper(Q(plan__isnull=False), output_field=BooleanField()),
-    ).union(
-        tagged(BundleHost.objects.filter(bundle_version__in=other_versions), "host",
-               F("host"), F("port"), no),
-        tagged(BundleCredential.objects.filter(bundle_version__in=other_versions), "name",
-               F("name"), no_port, no),
-        tagged(CredentialRequirement.objects.filter(workspace=workspace), "credential",
-               F("name"), no_port, F("confirmed")),
-        all=True,
-    )  # fmt: skip
+    query (a UNION of the four reads, each row tagged with what it is), compiled once
+    (a plan and its apply both read it)."""
+    workspace_id = getattr(workspace, "pk", workspace)
+    if installation is None:
+        rows = _REACH.rows(workspace_id=workspace_id)
+    else:
+        rows = _REACH_BESIDE.rows(workspace_id=workspace_id, installation_id=installation.pk)
     egress, needed, credentials = {}, set(), {}
     for of, a, b, c in rows:
         if of == "egress":
@@ -509,6 +491,41 @@ def _reach(workspace, installation):
         else:
             credentials[a] = bool(c)
     return egress, needed, credentials
+
+
+def _reach_query(workspace_id: int, installation_id: int | None = None):
+    others = Installation.objects.filter(workspace_id=workspace_id)
+    if installation_id is not None:
+        others = others.exclude(pk=installation_id)
+    other_versions = others.values("bundle_version_id")
+
+    def tagged(queryset, of: str, a, b, c):
+        return (
+            queryset.order_by()
+            .annotate(of=Value(of, output_field=CharField()), a=a, b=b, c=c)
+            .values_list("of", "a", "b", "c")
+        )
+
+    no_port, no = Value(0), Value(False, output_field=BooleanField())
+    return tagged(
+        EgressRule.objects.filter(workspace_id=workspace_id), "egress", F("host"), F("port"),
+        ExpressionWrapper(Q(plan__isnull=False), output_field=BooleanField()),
+    ).union(
+        tagged(BundleHost.objects.filter(bundle_version__in=other_versions), "host",
+               F("host"), F("port"), no),
+        tagged(BundleCredential.objects.filter(bundle_version__in=other_versions), "name",
+               F("name"), no_port, no),
+        tagged(CredentialRequirement.objects.filter(workspace_id=workspace_id), "credential",
+               F("name"), no_port, F("confirmed")),
+        all=True,
+    )  # fmt: skip
+
+
+_REACH = PreparedQuery(_reach_query, Slot("workspace_id", -7_000_000_301))
+# For an upgrade or an uninstall: what the workspace's other installations need.
+_REACH_BESIDE = PreparedQuery(
+    _reach_query, Slot("workspace_id", -7_000_000_301), Slot("installation_id", -7_000_000_302)
+)
 
 
 def _chosen_agents(workspace, agent_ids: list[int]):
