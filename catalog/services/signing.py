@@ -33,6 +33,8 @@ from catalog.manifest import (
     signature_verifies,
 )
 from catalog.models import (
+    BundleCredential,
+    BundleHost,
     BundleSkill,
     BundleVersion,
     FileBlob,
@@ -46,6 +48,7 @@ from pixie.errors import PixieError, ValidationFailed
 from pixie.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
 from pixie.keys import wrap_private as wrap
 from pixie.namespace import is_slug
+from pixie.prepared import PreparedQuery, Slot
 
 KEY_TAG_PERSON = b"pixie-pub-key"
 
@@ -183,25 +186,9 @@ def _stored_content(
 ) -> tuple[dict, dict[int, str]]:
     """The manifest, and each skill version's body by id (what an apply compares its
     steps with)."""
-    entries = list(
-        BundleSkill.objects.filter(bundle_version=bundle_version)
-        .order_by("position", "id")
-        .values_list(
-            "skill_version_id",
-            "skill_version__package__slug",
-            "skill_version__name",
-            "skill_version__description",
-            "skill_version__body",
-            "skill_version__approvals",
-            "skill_version__frontmatter",
-        )
-    )
+    entries = _ENTRIES.rows(bundle_version_id=bundle_version.pk)
     files: dict[int, list[ManifestFile]] = {}
-    rows = list(
-        SkillFile.objects.filter(skill_version_id__in=[e[0] for e in entries])
-        .order_by("skill_version_id", "path")
-        .values_list("skill_version_id", "path", "executable", "size", "blob_id")
-    )
+    rows = _FILES.rows(bundle_version_id=bundle_version.pk)
     actual = {sha: sha for *_, sha in rows}
     if read_bytes:
         actual = stored_bytes_sha256(actual)
@@ -236,26 +223,62 @@ def _stored_content(
 
 
 def _hosts_and_credentials(bundle_version: BundleVersion) -> tuple[list, list]:
-    """The version's (host, port, purpose) and (name, host, purpose) rows: one UNION (the
-    port as text, a credential's host in its place)."""
-    text = CharField()
-    hosts = bundle_version.hosts.annotate(
-        of=Value("host", output_field=text), a=F("host"), b=Cast("port", text), c=F("purpose")
-    )
-    credentials = bundle_version.credentials.annotate(
-        of=Value("credential", output_field=text), a=F("name"), b=F("host"), c=F("purpose")
-    )
+    """The version's (host, port, purpose) and (name, host, purpose) rows."""
     found: tuple[list, list] = ([], [])
-    for of, a, b, c in (
-        hosts.order_by()
-        .values_list("of", "a", "b", "c")
-        .union(credentials.order_by().values_list("of", "a", "b", "c"), all=True)
-    ):
+    for of, a, b, c in _HOSTS_AND_CREDENTIALS.rows(bundle_version_id=bundle_version.pk):
         if of == "host":
             found[0].append((a, int(b), c))
         else:
             found[1].append((a, b, c))
     return found
+
+
+# What a manifest is computed from, read on every apply: each query compiled once.
+_ENTRIES = PreparedQuery(
+    lambda bundle_version_id: (
+        BundleSkill.objects.filter(bundle_version_id=bundle_version_id)
+        .order_by("position", "id")
+        .values_list(
+            "skill_version_id",
+            "skill_version__package__slug",
+            "skill_version__name",
+            "skill_version__description",
+            "skill_version__body",
+            "skill_version__approvals",
+            "skill_version__frontmatter",
+        )
+    ),
+    Slot("bundle_version_id", -7_000_000_401),
+)
+_FILES = PreparedQuery(
+    lambda bundle_version_id: (
+        SkillFile.objects.filter(skill_version__bundle_entries__bundle_version_id=bundle_version_id)
+        .order_by("skill_version_id", "path")
+        .values_list("skill_version_id", "path", "executable", "size", "blob_id")
+    ),
+    Slot("bundle_version_id", -7_000_000_401),
+)
+
+
+def _hosts_and_credentials_query(bundle_version_id: int):
+    """One UNION: the port as text, a credential's host in its place."""
+    text = CharField()
+    hosts = BundleHost.objects.filter(bundle_version_id=bundle_version_id).annotate(
+        of=Value("host", output_field=text), a=F("host"), b=Cast("port", text), c=F("purpose")
+    )
+    credentials = BundleCredential.objects.filter(bundle_version_id=bundle_version_id).annotate(
+        of=Value("credential", output_field=text), a=F("name"), b=F("host"), c=F("purpose")
+    )
+    return (
+        hosts.order_by()
+        .values_list("of", "a", "b", "c")
+        .union(credentials.order_by().values_list("of", "a", "b", "c"), all=True)
+    )
+
+
+_HOSTS_AND_CREDENTIALS = PreparedQuery(
+    _hosts_and_credentials_query, Slot("bundle_version_id", -7_000_000_401)
+)
 
 
 class _Sha256Hex(Func):

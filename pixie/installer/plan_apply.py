@@ -29,6 +29,7 @@ from egress.models import CredentialRequirement, EgressRule
 from pixie.audit import add_all_to_revision, audited
 from pixie.faults import InjectedFault, checkpoint
 from pixie.models import Workspace
+from pixie.prepared import PreparedQuery, Slot
 
 from .plan_core import cascade
 from .plan_inputs import fingerprint, staleness_reads
@@ -160,9 +161,12 @@ def _finish(plan: Plan, status: str, error: str) -> None:
 
 def staleness(plan: Plan) -> str:
     """Why the plan no longer matches the workspace, or '' if it still does."""
-    installation = Installation.objects.filter(
-        workspace=plan.workspace, bundle_id=_bundle_id(plan)
-    ).first()
+    bundle_id = _bundle_id(plan)
+    installation = (
+        None
+        if bundle_id is None
+        else _INSTALLATION.first(workspace_id=plan.workspace_id, bundle_id=bundle_id)
+    )
     if plan.kind == Plan.Kind.INSTALL and installation is not None:
         return f"Plan #{plan.pk} is stale: the bundle was installed after it was computed."
     if plan.kind != Plan.Kind.INSTALL and (
@@ -201,6 +205,16 @@ def staleness(plan: Plan) -> str:
                 "Create a new plan."
             )
     return f"Plan #{plan.pk} is stale: the workspace changed after it was computed."
+
+
+# The workspace's installation of a bundle, if any: read by every apply, compiled once.
+_INSTALLATION = PreparedQuery(
+    lambda workspace_id, bundle_id: Installation.objects.filter(
+        workspace_id=workspace_id, bundle_id=bundle_id
+    ).order_by("pk")[:1],
+    Slot("workspace_id", -7_000_000_501),
+    Slot("bundle_id", -7_000_000_502),
+)
 
 
 def _bundle_id(plan: Plan) -> int | None:

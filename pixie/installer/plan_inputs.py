@@ -347,11 +347,7 @@ def staleness_reads(
     version_id = getattr(bundle_version, "pk", bundle_version)
     incoming: set[str] = set()
     if kind != "uninstall" and version_id is not None:
-        incoming = set(
-            BundleSkill.objects.filter(bundle_version_id=version_id)
-            .order_by()
-            .values_list("skill_version__package__slug", flat=True)
-        )
+        incoming = {slug for (slug,) in _INCOMING.rows(bundle_version_id=version_id)}
     installed: dict[str, tuple[str, int, int]] = {}
     for skill_id, slug, head_id, upstream in _installed_rows(
         workspace, installation, incoming
@@ -376,6 +372,17 @@ def staleness_reads(
         heads=heads,
     )
     return _relevant(reads, steps, incoming, {slug for slug, _id, _h in installed.values()})
+
+
+# The slugs of a bundle version's skills (the staleness check of every apply).
+_INCOMING = PreparedQuery(
+    lambda bundle_version_id: (
+        BundleSkill.objects.filter(bundle_version_id=bundle_version_id)
+        .order_by()
+        .values_list("skill_version__package__slug")
+    ),
+    Slot("bundle_version_id", -7_000_000_601),
+)
 
 
 # Re-slug candidates read for each incoming skill's name at first: base, base-2 ... base-8.
