@@ -12,7 +12,7 @@ from catalog.selectors import versions_visible_to_workspace, visible_to_workspac
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
 from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
-from pixie.models import Membership
+from pixie.models import Membership, Workspace
 from pixie.permissions import require_owner
 
 from .plan_inputs import (
@@ -313,7 +313,11 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
             code="policy_expiry",
         )
     with audited(actor=actor, comment=f"Approved plan #{plan.pk}", plan=plan):
-        # The plan's row and the policy as they stand now, held until the approval commits.
+        # The policy as it stands now, held until the approval commits: the workspace's
+        # row, which a change of the policy locks (policy_update), so a change committed
+        # meanwhile counts; locked before the plan, in the order an apply locks them.
+        Workspace.objects.select_for_update(no_key=True).values_list("pk").get(pk=plan.workspace_id)
+        # The plan's row, and the policy read after the lock.
         locked = (
             Plan.objects.select_for_update(of=("self",))
             .select_related("workspace", "created_by", "taken_over_by")

@@ -10,7 +10,7 @@ from django.db import connections
 from reversion.models import Revision
 
 from catalog.models import Installation, Plan
-from pixie.errors import StateError
+from pixie.errors import PixieError, StateError
 from pixie.installer.plans import plan_approve, plan_create
 from tests.factories import make_workspace
 
@@ -93,3 +93,66 @@ def test_two_plans_for_one_installation_one_applies_the_other_is_stale(
     for thread in threads:
         thread.join(timeout=60)
     assert sorted(results.values()) == ["applied", "stale"], results
+
+
+def test_an_approval_racing_a_policy_change_is_judged_by_the_policy_that_commits_first(
+    acme, owner, demo_catalog
+):
+    """An owner makes a second owner required while the asker approves their own plan:
+    the approval waits for the change to commit and is then refused by it, rather than
+    approve under the rules it read a moment before."""
+    import time
+
+    from django.db import connection, transaction
+
+    from pixie.installer.policy import policy_update
+
+    plan = plan_create(
+        workspace=acme, kind="install", bundle_version=demo_catalog["2.1.0"], actor=owner
+    )
+    assert plan.expands_reach
+    changed, release = threading.Event(), threading.Event()
+
+    def change_policy():
+        try:
+            with transaction.atomic():  # the change holds the workspace until it commits
+                policy_update(workspace=acme, actor=owner, changes={"second_owner": "required"})
+                changed.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    changer = threading.Thread(target=change_policy)
+    changer.start()
+    assert changed.wait(timeout=30)
+    outcomes = []
+
+    def approve_own_plan():
+        try:
+            outcomes.append(approve(plan.pk, owner))
+        except PixieError as exc:
+            outcomes.append(exc.code)
+        finally:
+            connections.close_all()
+
+    approver = threading.Thread(target=approve_own_plan)
+    approver.start()
+    # Until the approval waits on a lock (it never does if it reads the policy unlocked).
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not _waiting_on_a_lock(connection):
+        time.sleep(0.05)
+    release.set()
+    changer.join(timeout=30)
+    approver.join(timeout=60)
+    assert outcomes == ["policy_second_owner"]
+    plan.refresh_from_db()
+    assert plan.status == Plan.State.PROPOSED
+
+
+def _waiting_on_a_lock(connection) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database()"
+        )
+        return cursor.fetchone()[0] > 0
