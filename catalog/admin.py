@@ -532,7 +532,13 @@ class WorkspaceSkillAdmin(SkillPages, SkillHistoryPages, ServiceManagedAdmin):
     list_display = ["__str__", "workspace", "enabled", "advertised", "installation", "archived_at"]
     list_filter = ["enabled", "advertised", MemberWorkspaceFilter]
     search_fields = ["slug"]
-    list_select_related = ["workspace", "installation__bundle_version__bundle", "head"]
+    # An installation names its workspace (Installation.__str__): read with the row.
+    list_select_related = [
+        "workspace",
+        "installation__bundle_version__bundle",
+        "installation__workspace",
+        "head",
+    ]
     readonly_fields = ["head"]
     inlines = [SkillRevisionInline]
     change_form_template = "admin/catalog/workspaceskill/change_form.html"

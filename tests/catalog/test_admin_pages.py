@@ -70,9 +70,12 @@ def catalog_of_many(operator):
         )
         CredentialRequirement.objects.create(workspace=workspace, name=f"TOKEN_{i}")
         Plan.objects.create(workspace=workspace, kind="install", bundle_version=big)
-    Installation.objects.create(
+    installation = Installation.objects.create(
         workspace=workspace, bundle=big.bundle, bundle_version=big, installed_by=operator
     )
+    # Installed skills, as a published collection leaves them: each list row names its
+    # installation (and so the installation's workspace).
+    WorkspaceSkill.objects.filter(workspace=workspace).update(installation=installation)
     _contacts_and_messages(workspace, operator)
     Group.objects.get_or_create(name="auditors")
     Token.objects.create(user=operator)
