@@ -8,7 +8,6 @@ the owner role for every change.
 from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
@@ -17,7 +16,7 @@ from rest_framework.views import APIView
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
-from pixie.api import InWorkspace, pixie_error_body
+from pixie.api import InWorkspace, error_body, pixie_error_body
 from pixie.errors import PixieError
 from pixie.permissions import require_owner
 from pixie.sharing import services as svc
@@ -240,7 +239,6 @@ class SkillRename(SharingView, APIView):
 
 
 @csrf_exempt
-@require_POST
 def inbox(request):
     """Take a sealed envelope for a workspace here. Its size is checked before it is read.
 
@@ -249,6 +247,15 @@ def inbox(request):
     quota it answers 429 with Retry-After; a blocked sender gets the same 202
     as anyone whose envelope was taken (pixie.sharing.guard).
     """
+    if request.method != "POST":  # a person who opens it: the API's refusal, in words
+        problem = (
+            "The inbox takes sealed envelopes from other servers, by POST; it has nothing to read."
+        )
+        response = JsonResponse(
+            error_body(code="method_not_allowed", problems=[problem]), status=405
+        )
+        response["Allow"] = "POST"
+        return response
     limit = settings.PIXIE_INBOX_MAX_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)

@@ -182,7 +182,11 @@ def test_an_oversized_envelope_is_refused_before_it_is_read(settings):
 
 
 def test_the_inbox_takes_only_post_and_needs_no_login_or_csrf():
-    assert APIClient().get("/api/inbox/").status_code == 405
+    opened = APIClient().get("/api/inbox/")
+    assert opened.status_code == 405 and opened["Allow"] == "POST"
+    assert opened.json()["detail"] == (
+        "The inbox takes sealed envelopes from other servers, by POST; it has nothing to read."
+    )
     assert APIClient(enforce_csrf_checks=True).post("/api/inbox/", {}).status_code == 400
 
 
