@@ -333,6 +333,8 @@ def turns_of(workspace):
 
 
 class AgentTurns(AgentView, APIView):
+    member_writes = frozenset({"POST"})  # a member starts and finishes runs
+
     @extend_schema(request=None, responses={201: TurnSerializer})
     def post(self, request, workspace, agent):
         turn = services.turn_start(agent=self.agent())
@@ -347,6 +349,8 @@ class TurnDetail(InWorkspace, APIView):
 
 
 class TurnFinish(InWorkspace, APIView):
+    member_writes = frozenset({"POST"})  # a member starts and finishes runs
+
     @extend_schema(request=TurnFinishSerializer, responses=TurnSerializer)
     def post(self, request, workspace, pk):
         turn = generics.get_object_or_404(turns_of(self.workspace()), pk=pk)

@@ -18,6 +18,8 @@ from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -97,6 +99,25 @@ class InWorkspace:
     # auditors' and operators' too, for GET only, and not through a token limited to the
     # workspace (pixie.permissions.workspace_for_history_reader).
     history_read = False
+    # The writes a member who is not an owner may make here (the services' rule): every
+    # other write of a workspace is its owners'. The browsable API offers its forms by it.
+    member_writes: frozenset[str] = frozenset()
+
+    def offers(self, method: str) -> bool:
+        """Whether the browsable API offers this request's person a form for ``method``:
+        a read to whoever reads, a write only to whom the service would allow it."""
+        if method in SAFE_METHODS:
+            return True
+        if not hasattr(self, "_member_role"):
+            try:
+                _, self._member_role = workspace_for_member(
+                    user=self.request.user, slug=self.kwargs["workspace"]
+                )
+            except Http404:
+                self._member_role = None
+        if self._member_role is None:
+            return False
+        return self._member_role == "owner" or method in self.member_writes
 
     def workspace(self):
         if not hasattr(self, "_workspace"):
@@ -120,3 +141,15 @@ class StrictSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
         return super().to_internal_value(data)
+
+
+class PixieBrowsableAPI(BrowsableAPIRenderer):
+    """The browsable API (templates/rest_framework/api.html): a form only for what its
+    reader may do. DRF asks the view's permission classes; a workspace's owner-only rule
+    lives in its services, so a view that knows it (InWorkspace.offers) is asked too."""
+
+    def show_form_for_method(self, view, method, request, obj):
+        if not super().show_form_for_method(view, method, request, obj):
+            return False
+        offers = getattr(view, "offers", None)
+        return offers is None or offers(method)

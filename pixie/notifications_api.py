@@ -63,6 +63,8 @@ class NotificationList(InWorkspace, generics.ListAPIView):
 
 
 class NotificationsRead(InWorkspace, APIView):
+    member_writes = frozenset({"POST"})  # each person marks their own notices read
+
     @extend_schema(request=MarkReadSerializer, responses=MarkedSerializer)
     def post(self, request, workspace):
         body = MarkReadSerializer(data=request.data)

@@ -143,6 +143,11 @@ class MyTokens(generics.ListAPIView):
 
 
 class MyToken(APIView):
+    def offers(self, method: str) -> bool:
+        """The browsable API offers to revoke a person's own token only
+        (pixie.api.PixieBrowsableAPI)."""
+        return ApiToken.objects.filter(pk=self.kwargs["pk"], user=self.request.user).exists()
+
     @extend_schema(responses={204: None})
     def delete(self, request, pk):
         token = ApiToken.objects.filter(pk=pk, user=request.user).first()

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served with Pixie's own
     "reversion",
     "pixie",
     "catalog",
@@ -218,6 +219,11 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "pixie.tokens.TokenLimits",  # read-only and one-workspace tokens
     ],
+    # The browsable API offers a form only to whom may use it (pixie.api.PixieBrowsableAPI).
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "pixie.api.PixieBrowsableAPI",
+    ],
     "DEFAULT_PAGINATION_CLASS": "pixie.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "pixie.api_schema.PixieAutoSchema",
@@ -237,6 +243,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # /api/docs/ loads Swagger UI from Pixie, not from a CDN at whatever version is latest.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "PlanStatusEnum": "catalog.models.installs.Plan.State",
         "PlanKindEnum": "catalog.models.installs.Plan.Kind",

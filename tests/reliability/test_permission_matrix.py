@@ -359,7 +359,10 @@ API_ROWS = {
     ],
     "agent-list": [("get", API_READ, None)],
     "agent-detail": [("get", API_READ, None)],
-    "agent-skills": [("post", API_OWNER, {"skill": "month-end"})],
+    "agent-skills": [
+        ("post", API_OWNER, {"skill": "month-end"}),
+        ("put", API_OWNER, "reorder"),
+    ],
     "agent-skill-detail": [("patch", API_OWNER, {"enabled": False}), ("delete", API_OWNER, None)],
     "agent-prompt": [("get", API_READ, None)],
     "agent-prompt-compare": [("get", API_READ, None)],
@@ -369,7 +372,11 @@ API_ROWS = {
     "turn-detail": [("get", API_READ, None)],
     "turn-finish": [("post", API_MEMBER_WRITE, {"outcome": "succeeded"})],
     "contact-card": [("get", API_READ, None)],
-    "contact-list": [("get", API_READ, None)],
+    # The world's acme has globex as a contact already: an owner is told so (400).
+    "contact-list": [
+        ("get", API_READ, None),
+        ("post", {**API_OWNER, "owner": 400}, {"workspace": "globex"}),
+    ],
     "message-list": [("get", API_READ, None), ("post", API_OWNER, "text")],
     "inbox-status": [("get", API_READ, None)],
     "share-send": [("post", API_OWNER, "share")],
@@ -409,6 +416,11 @@ def _body(body, world):
         return {"contact": world.ids["contact"], "text": "Hello from Acme"}
     if body == "share":
         return {"contact": world.ids["contact"], "skill": "invoice-chase"}
+    if body == "reorder":  # the agent's skills, last first
+        from agents.models import AgentSkill
+
+        attached = AgentSkill.objects.filter(agent_id=world.ids["agent"]).order_by("position")
+        return {"order": list(attached.values_list("skill__slug", flat=True))[::-1]}
     return body
 
 
