@@ -579,8 +579,73 @@ def read_skill_folder(
     return skill_md, tuple(files)
 
 
+# How far a folder without bundle.toml is looked into for skill folders, to say what it
+# holds: public collections keep theirs one to four folders down (skills/<name>/,
+# skills/.curated/<name>/, plugins/<plugin>/skills/<name>/).
+SKILL_SEARCH_DEPTH = 4
+SKILL_SEARCH_FOLDERS = 5_000
+# Folders that hold no skill of a collection: not looked into.
+SKILL_SEARCH_SKIPPED = {".git", "node_modules", "__pycache__", ".venv"}
+NAMES_SHOWN = 10
+
+
+def skill_folders_in(folder: Path) -> list[str]:
+    """The folders under ``folder`` (relative, sorted) that hold a SKILL.md, "." for the
+    folder itself. Links are not followed; the search stops at SKILL_SEARCH_DEPTH levels and
+    SKILL_SEARCH_FOLDERS folders, so a huge tree costs a bounded walk."""
+    found: list[str] = []
+    walk = os.walk(folder, followlinks=False)
+    for visited, (here, subfolders, files) in enumerate(walk, start=1):
+        relative = Path(here).relative_to(folder)
+        if SKILL_FILE in files:
+            found.append(relative.as_posix())
+        if visited >= SKILL_SEARCH_FOLDERS:
+            break
+        if len(relative.parts) >= SKILL_SEARCH_DEPTH:
+            subfolders[:] = []
+        else:
+            subfolders[:] = sorted(d for d in subfolders if d not in SKILL_SEARCH_SKIPPED)
+    return sorted(found)
+
+
+def missing_manifest_hint(folder: Path, *, what: str = "this folder") -> str:
+    """What a folder without bundle.toml holds and what to write, or "" if it holds no
+    skill: a published collection (skill folders, no bundle.toml) or one skill folder is
+    what an operator most often has in hand."""
+    try:
+        skill_folders = skill_folders_in(folder)
+    except OSError:
+        return ""
+    if not skill_folders:
+        return ""
+    if skill_folders == ["."]:
+        return (
+            f"{what} is one skill (SKILL.md at its top): a bundle folder holds it as "
+            "skills/<name>/SKILL.md next to a bundle.toml that names it "
+            '(slug, name, version and skills = ["<name>"]; docs/SKILL_FORMAT.md)'
+        )
+    names = [Path(path).name for path in skill_folders if path != "."]
+    shown = ", ".join(f'"{name}"' for name in names[:NAMES_SHOWN])
+    more = f", ... ({len(names) - NAMES_SHOWN} more)" if len(names) > NAMES_SHOWN else ""
+    where = (
+        ""
+        if all(path == f"skills/{Path(path).name}" for path in skill_folders)
+        else f" ({skill_folders[0]}, ...); move each to skills/<name>/"
+    )
+    return (
+        f"{what} holds {len(names)} skill folder{'' if len(names) == 1 else 's'} "
+        f"(SKILL.md){where}; write a bundle.toml beside skills/ with slug, name, version and "
+        f"skills = [{shown}{more}] in the order agents get them (docs/SKILL_FORMAT.md)"
+    )
+
+
 def _read_manifest(folder: Path, problems: list[str]) -> tuple[dict | None, str]:
     toml_path, yaml_path = folder / "bundle.toml", folder / "bundle.yaml"
+    if not os.path.lexists(toml_path) and not os.path.lexists(yaml_path):
+        hint = missing_manifest_hint(folder)
+        if hint:
+            problems.append(f"bundle.toml: file is missing: {hint}")
+            return None, "bundle.toml"
     # lexists: a link is there (and refused by name), whether or not it leads anywhere.
     if os.path.lexists(toml_path) and os.path.lexists(yaml_path):
         problems.append(f"{folder}: has both bundle.toml and bundle.yaml; keep one")

@@ -29,7 +29,13 @@ from pathlib import Path
 
 from django.conf import settings
 
-from catalog.bundle_files import BundleFileError, BundleSpec, file_name_problem, read_bundle_folder
+from catalog.bundle_files import (
+    BundleFileError,
+    BundleSpec,
+    file_name_problem,
+    missing_manifest_hint,
+    read_bundle_folder,
+)
 from catalog.skill_content import skill_size
 
 from .bundle_load import BundleLoadCheck, BundleLoadResult, bundle_load, bundle_load_check
@@ -315,12 +321,16 @@ def bundle_root(folder: Path) -> Path:
     if any((folder / name).is_file() for name in MANIFESTS):
         return folder
     entries = [e for e in folder.iterdir() if e.name not in {".DS_Store"}]
+    top = folder
     if len(entries) == 1 and entries[0].is_dir():
         inner = entries[0]
         if any((inner / name).is_file() for name in MANIFESTS):
             return inner
+        top = inner
+    hint = missing_manifest_hint(top, what="it")
     raise BundleFileError(
         "The archive has no bundle.toml at its top or inside its one top-level folder"
+        + (f": {hint}" if hint else "")
     )
 
 
