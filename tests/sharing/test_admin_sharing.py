@@ -73,6 +73,9 @@ def test_ann_shares_daily_brief_and_bob_reviews_and_imports_it_with_a_rename(
     assert "@daily-brief — Daily Brief" in page
     assert "@meeting-prep — Meeting Prep" in page
     assert DAILY_BRIEF_BODY in page
+    # When it was sent reads one way, without a doubled stop after "p.m.".
+    assert re.search(r"From Alpha, sent \d{4}-\d\d-\d\d \d\d:\d\d\.", page)
+    assert ".." not in page.replace("...", "")
     assert re.search(
         r'<p class="pixie-unresolved"[^>]*>References not available here: @weather-report\. '
         r"Those steps will be skipped\.</p>",
