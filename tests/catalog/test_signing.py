@@ -273,6 +273,17 @@ def run_command(*args) -> str:
     return out.getvalue()
 
 
+def test_bundle_verify_refuses_a_bundle_it_does_not_know_instead_of_passing_it(ledger, tmp_path):
+    run_command("bundle_verify", "ledger-tools")  # a known bundle is checked
+    for mistaken in ("ledger-tool", str(tmp_path / "ledger-tools-dump")):
+        with pytest.raises(CommandError, match="No bundle .* in the catalog: name a bundle"):
+            run_command("bundle_verify", mistaken)
+    draft = bundle_folder(tmp_path / "draft", slug="ledger-draft")
+    load(draft)
+    with pytest.raises(CommandError, match="ledger-draft has no published version to check"):
+        run_command("bundle_verify", "ledger-draft")
+
+
 def test_bundle_verify_names_each_version_that_fails(ledger, tmp_path):
     load(bundle_folder(tmp_path / "next", version="1.1.0"), "--publish")
     sql(

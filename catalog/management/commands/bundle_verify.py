@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.models import BundleVersion
+from catalog.models import Bundle, BundleVersion
 from catalog.services.signing import ContentNotAsSigned, bundle_version_verify, signature_summary
 
 
@@ -20,6 +20,12 @@ class Command(BaseCommand):
             .order_by("bundle__slug", "created_at")
         )
         if bundle:
+            # "All 0 versions match" would pass a mistyped slug or a folder's path as checked.
+            if not Bundle.objects.filter(slug=bundle).exists():
+                raise CommandError(
+                    f"No bundle {bundle!r} in the catalog: name a bundle by its slug (a "
+                    "folder's bundle.signature.json is checked when bundle_load loads it)"
+                )
             versions = versions.filter(bundle__slug=bundle)
         failed, checked = [], 0
         for version in versions.iterator(chunk_size=200):
@@ -42,5 +48,9 @@ class Command(BaseCommand):
                 f"{len(failed)} of {checked} published versions do not match what their "
                 "publisher signed: "
                 + ", ".join(f"{v.bundle.slug} {v.version}" for v in failed)
+            )
+        if bundle and not checked:
+            raise CommandError(
+                f"{bundle} has no published version to check (drafts are not signed)"
             )
         self.stdout.write(f"All {checked} published versions match what their publisher signed.")
