@@ -110,6 +110,8 @@ class Rule:
     boundary: bool = False
     # Literal texts every match of ``fast`` begins with (literal_starts), or None.
     starts: tuple[str, ...] | None = None
+    # Literal texts one of which every match of ``fast`` holds (literal_gate), or None.
+    gate: tuple[str, ...] | None = None
 
 
 def _fast_form(pattern: str) -> tuple[re.Pattern, bool]:
@@ -163,15 +165,78 @@ def literal_starts(pattern: str) -> tuple[str, ...] | None:
     return tuple(sorted(s for s in starts if not any(s != t and s.startswith(t) for t in starts)))
 
 
+def _held(items) -> list[set[str]]:
+    """Sets of literal texts such that every match of the parsed ``items`` holds one text
+    of each set (somewhere, not only at its start)."""
+    found: list[set[str]] = []
+    run = ""
+    for op, av in items:
+        if op is sre.LITERAL:
+            run += chr(av)
+            continue
+        if run:
+            found.append({run})
+            run = ""
+        if op is sre.SUBPATTERN and not av[1] and not av[2]:  # no inline flags
+            found += _held(av[3])
+        elif op is sre.BRANCH:
+            branches = [_rarest(_held(branch)) for branch in av[1]]
+            if None not in branches:
+                found.append(set().union(*branches))
+        elif op in _REPEAT_OPS and av[0] >= 1:
+            found += _held(av[2])
+    if run:
+        found.append({run})
+    return found
+
+
+def _rarest(sets: list[set[str]]) -> set[str] | None:
+    """The set whose shortest text is longest (a longer text is rarer in prose: "the"
+    is everywhere, "system" is not), the fewest texts among equals."""
+    return min(sets, key=lambda texts: (-min(map(len, texts)), len(texts)), default=None)
+
+
+def literal_gate(pattern: str) -> tuple[str, ...] | None:
+    """Literal texts one of which every match of ``pattern`` (case-sensitive) holds, each
+    at least three characters, when they are fewer than its literal starts (or it has
+    none), or None. A text holding none of them has no match: one substring search each
+    answers for the whole text (text about models rarely names "dan mode", say, and
+    "guidance" holds "dan" every time)."""
+    if sre_parse is None:
+        return None
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    if parsed.state.flags & re.I:
+        return None  # its literals stand for other letters too
+    gate = _rarest([texts for texts in _held(parsed) if min(map(len, texts)) >= 3])
+    starts = literal_starts(pattern)
+    if gate is None or (starts is not None and len(gate) >= len(starts)):
+        return None
+    return tuple(sorted(gate))
+
+
 # More candidates than one in so many characters: each costs a Python step, and the
 # regex engine's own scan of every position is as fast.
 CHARS_PER_CANDIDATE = 256
 
 
-def _finditer(pattern: re.Pattern, text: str, starts: tuple[str, ...] | None):
-    """``pattern.finditer(text)``, the same matches, tried only where one of ``starts``
-    (literal_starts) occurs: a match can begin nowhere else."""
-    positions = _positions(text, starts) if starts is not None else None
+def _finditer(
+    pattern: re.Pattern,
+    text: str,
+    starts: tuple[str, ...] | None,
+    gate: tuple[str, ...] | None = None,
+    searched: dict | None = None,
+):
+    """``pattern.finditer(text)``, the same matches, none when the text holds none of
+    ``gate`` (literal_gate), else tried only where one of ``starts`` (literal_starts)
+    occurs: a match can begin nowhere else. ``searched``: the substring searches already
+    made in this text (by other rules), kept and reused."""
+    searched = {} if searched is None else searched
+    if gate is not None and not any(_holds(text, literal, searched) for literal in gate):
+        return
+    positions = _positions(text, starts, searched) if starts is not None else None
     if positions is None:
         yield from pattern.finditer(text)
         return
@@ -185,21 +250,43 @@ def _finditer(pattern: re.Pattern, text: str, starts: tuple[str, ...] | None):
             end = match.end()
 
 
-def _positions(text: str, starts: tuple[str, ...]) -> list[int] | None:
+def _holds(text: str, literal: str, searched: dict) -> bool:
+    key = ("in", literal)
+    if key not in searched:
+        found = searched.get(("at", literal))
+        searched[key] = bool(found) if found is not None else literal in text
+    return searched[key]
+
+
+def _positions(text: str, starts: tuple[str, ...], searched: dict) -> list[int] | None:
     """Where each of ``starts`` occurs in ``text``, in order; None past the limit."""
     limit = len(text) // CHARS_PER_CANDIDATE + 16
     positions: list[int] = []
     for start in starts:
-        at = text.find(start)
-        while at != -1:
-            if len(positions) == limit:
-                return None
-            positions.append(at)
-            at = text.find(start, at + 1)
+        key = ("at", start)
+        if key not in searched:
+            searched[key] = _occurrences(text, start, limit)
+        found = searched[key]
+        if found is None or len(positions) + len(found) > limit:
+            return None
+        positions += found
     return sorted(set(positions))
 
 
+def _occurrences(text: str, literal: str, limit: int) -> list[int] | None:
+    """Where ``literal`` occurs in ``text``; None past ``limit`` occurrences."""
+    found: list[int] = []
+    at = text.find(literal)
+    while at != -1:
+        if len(found) == limit:
+            return None
+        found.append(at)
+        at = text.find(literal, at + 1)
+    return found
+
+
 URL_STARTS = literal_starts(URL_FAST.pattern)
+URL_GATE = literal_gate(URL_FAST.pattern)
 
 
 @dataclass(frozen=True)
@@ -244,8 +331,10 @@ def rules_from_toml(text: str, source: str) -> list[Rule]:
             fast, boundary = _fast_form(item["pattern"])
         except re.error as exc:
             raise ValueError(f"{where} ({item['id']}): bad pattern ({exc})") from None
-        starts = literal_starts(fast.pattern)
-        rules.append(Rule(item["id"], pattern, item["message"], severity, fast, boundary, starts))
+        starts, gate = literal_starts(fast.pattern), literal_gate(fast.pattern)
+        rules.append(
+            Rule(item["id"], pattern, item["message"], severity, fast, boundary, starts, gate)
+        )
     return rules
 
 
@@ -371,23 +460,25 @@ def _in_word(text: str, start: int) -> bool:
 
 
 def _matches(pattern: re.Pattern, fast: re.Pattern | None, boundary: bool, text: str,
-             low: str | None, starts: tuple[str, ...] | None = None):  # fmt: skip
+             low: str | None, starts: tuple[str, ...] | None = None,
+             gate: tuple[str, ...] | None = None, searched: dict | None = None):  # fmt: skip
     """The pattern's matches: the fast form over the lower-cased text when it has the same
     length (some characters lengthen when lowered), else the pattern as written."""
     if fast is None or low is None:
         yield from pattern.finditer(text)
         return
-    for match in _finditer(fast, low, starts):
+    for match in _finditer(fast, low, starts, gate, searched):
         if not (boundary and _in_word(low, match.start())):
             yield match
 
 
 def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
-           credentials: set[str], named: dict[str, tuple[int, str]]) -> list[Finding]:  # fmt: skip
+           credentials: set[str], named: dict[str, tuple[int, str]],
+           searched: dict | None = None) -> list[Finding]:  # fmt: skip
     """Warnings for undeclared hosts in an instruction to send, and undeclared credential
     names; every other undeclared host is collected into ``named`` (one info a skill)."""
     found: list[Finding] = []
-    for match in _matches(URL, URL_FAST, True, text, low, URL_STARTS):
+    for match in _matches(URL, URL_FAST, True, text, low, URL_STARTS, URL_GATE, searched):
         host = match.group(1).lower().rstrip(".")
         if host in hosts:
             continue
@@ -419,13 +510,14 @@ def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
     return found
 
 
-def _guardrails(text: str, low: str | None, skill: str, file: str,
-                rules: Iterable[Rule]) -> list[Finding]:  # fmt: skip
+def _guardrails(text: str, low: str | None, skill: str, file: str, rules: Iterable[Rule],
+                searched: dict | None = None) -> list[Finding]:  # fmt: skip
     return [
         Finding("guardrail", rule.severity, skill, file, _line(text, match.start()),
                 _excerpt(text, match.start(), match.end()), f"{rule.message} ({rule.id})")
         for rule in rules
-        for match in _matches(rule.pattern, rule.fast, rule.boundary, text, low, rule.starts)
+        for match in _matches(rule.pattern, rule.fast, rule.boundary, text, low, rule.starts,
+                              rule.gate, searched)
     ]  # fmt: skip
 
 
@@ -462,8 +554,9 @@ def scan_skill(
         lowered = text.lower()
         low = lowered if len(lowered) == len(text) else None
         here = [] if text.isascii() else _hidden(text, skill, file)
-        here += _reach(text, low, skill, file, hosts, credentials, named)
-        here += _guardrails(text, low, skill, file, rules)
+        searched: dict = {}  # substring searches of the lower-cased text, shared by rules
+        here += _reach(text, low, skill, file, hosts, credentials, named, searched)
+        here += _guardrails(text, low, skill, file, rules, searched)
         if file == "SKILL.md" and body_offset:
             here = [replace(f, line=f.line + body_offset) for f in here]
             named = {h: (line + body_offset if f == "SKILL.md" and line > 0 else line, f)
