@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import reversion
@@ -16,6 +17,8 @@ from catalog.bundle_files import (
     SkillSpec,
     has_frontmatter_key,
 )
+from catalog.finding_rules import guardrail_rules
+from catalog.findings import body_line_offset, is_markdown
 from catalog.mentions import describe_unresolved, unresolved_by_skill
 from catalog.models import (
     Bundle,
@@ -32,6 +35,7 @@ from catalog.models import (
 )
 from pixie.audit import audited
 
+from .findings import ScanAside, ScanInputs, SkillToScan, findings_scanned_aside
 from .publishing import bundle_version_publish, tool_slugs
 from .signing import (
     carried_signature_fields,
@@ -235,10 +239,18 @@ def bundle_load(
     existing, resolution = check.existing, check.resolution
 
     comment = f"Loaded bundle {spec.slug} {spec.version} from files"
-    with transaction.atomic(), audited(actor=actor, comment=comment):
+    # The bytes just read: the findings scan need not read them back.
+    blobs = {f.sha256: f.data for s in spec.skills for f in s.files} if publish else None
+    # A new version to publish: its findings are scanned while its files are stored.
+    scanning: AbstractContextManager[ScanAside | None] = (
+        findings_scanned_aside(_scan_inputs_of_spec(spec), blobs)
+        if publish and existing is None
+        else nullcontext()
+    )
+    with transaction.atomic(), audited(actor=actor, comment=comment), scanning as aside:
         created_skills = 0
         if existing is None:
-            bundle_version, created_skills = _create(spec, resolution)
+            bundle_version, created_skills = _create(spec, resolution, aside)
         else:
             bundle_version = existing
         published = False
@@ -247,8 +259,8 @@ def bundle_load(
                 bundle_version=bundle_version,
                 actor=actor,
                 findings_override=findings_override,
-                # The bytes just read: the findings scan need not read them back.
-                blobs={f.sha256: f.data for s in spec.skills for f in s.files},
+                blobs=blobs,
+                findings_aside=aside,
             )
             published = True
     return BundleLoadResult(
@@ -258,6 +270,28 @@ def bundle_load(
         skill_versions_created=created_skills,
         skill_versions_reused=len(resolution.reuse) if existing is None else 0,
         notices=list(spec.notices),
+    )
+
+
+def _scan_inputs_of_spec(spec: BundleSpec) -> ScanInputs:
+    """What the findings scan will read of the version once stored (scan_inputs_of), as
+    the folder gives it: equal unless a skill reuses a stored version that differs from
+    the folder's in what the digest leaves out (its SKILL.md's frontmatter lines, say)."""
+    return ScanInputs(
+        skills=tuple(
+            SkillToScan(
+                slug=skill.slug,
+                body=skill.body,
+                body_offset=body_line_offset(skill.skill_md, skill.body),
+                markdown=tuple(
+                    sorted((f.path, f.sha256) for f in skill.files if is_markdown(f.path))
+                ),
+            )
+            for skill in spec.skills
+        ),
+        hosts=tuple(sorted(h.host for h in spec.hosts)),
+        credentials=tuple(sorted(c.name for c in spec.credentials)),
+        rules=guardrail_rules(),
     )
 
 
@@ -288,7 +322,9 @@ def blobs_store(files) -> None:
         )
 
 
-def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, int]:
+def _create(
+    spec: BundleSpec, resolution: _Resolution, aside: ScanAside | None = None
+) -> tuple[BundleVersion, int]:
     publisher, _ = Publisher.objects.get_or_create(
         slug=spec.publisher,
         defaults={"name": spec.publisher.replace("-", " ").title(), "kind": "operator"},
@@ -321,6 +357,8 @@ def _create(spec: BundleSpec, resolution: _Resolution) -> tuple[BundleVersion, i
     ]
     for package in SkillPackage.objects.bulk_create(missing):
         packages[package.slug] = package
+    if aside is not None:
+        aside.start()  # the findings scanned while the bytes are stored
     blobs_store(f for s in new for f in s.files)
     made = SkillVersion.objects.bulk_create(
         SkillVersion(

@@ -20,7 +20,7 @@ from pixie.errors import PermissionRefused, StateError, ValidationFailed
 from pixie.permissions import is_operator
 
 from .catalog_review import review_at_publish
-from .findings import bundle_version_scan, finding_line, refusing
+from .findings import ScanAside, bundle_version_scan, finding_line, refusing
 from .release_notices import bundle_version_yanked, notify_version_published
 from .signing import SIGNATURE_FIELDS, bundle_version_sign
 
@@ -90,7 +90,12 @@ def bundle_version_problems(bundle_version: BundleVersion) -> list[str]:
 
 
 def bundle_version_publish(
-    *, bundle_version: BundleVersion, actor, findings_override: str = "", blobs=None
+    *,
+    bundle_version: BundleVersion,
+    actor,
+    findings_override: str = "",
+    blobs=None,
+    findings_aside: ScanAside | None = None,
 ) -> BundleVersion:
     """Publish a draft, and the draft skill versions it names, as one act.
 
@@ -103,7 +108,8 @@ def bundle_version_publish(
     approval for any other; a bundle imitating another publisher's is refused or held.
 
     ``blobs``: the files' bytes by sha256, when the caller holds them (bundle_load): the
-    findings scan does not read them back.
+    findings scan does not read them back. ``findings_aside``: the scan bundle_load ran
+    while it stored the files, taken if it scanned what was stored (ScanAside).
     """
     with audited(actor=actor, comment=f"Published {bundle_version}"):
         locked = (
@@ -126,7 +132,7 @@ def bundle_version_publish(
             raise ValidationFailed(
                 [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
             )
-        findings = bundle_version_scan(locked, blobs=blobs)
+        findings = bundle_version_scan(locked, blobs=blobs, aside=findings_aside)
         override = _findings_override(findings, findings_override, actor, locked)
         # Signed before anything is written: a refusal (a publisher that signs outside
         # Pixie, with no signature carried) leaves the draft as it was.
