@@ -83,12 +83,16 @@ def _class(code: int) -> str:
 URL = re.compile(r"\b(?:https?|wss?|ftp)://([A-Za-z0-9.-]+\.[A-Za-z]{2,63})(?::\d+)?", re.I)
 # URL over lower-cased text, its \b checked by hand (see Rule.fast).
 URL_FAST = re.compile(r"(?:https?|wss?|ftp)://([a-z0-9.-]+\.[a-z]{2,63})(?::\d+)?")
+# A verb asking for data to leave, as a word of its own: not part of a compound
+# ("post-quantum", "@send-email") nor of a path; addresses are taken out of the line
+# first (ADDRESSES), so "https://example.com/posts/" asks nothing to be sent.
 SEND_WORDS = re.compile(
-    r"\b(?:send|sends|sending|upload|uploads|uploading|post|posts|posting|forward|forwards|"
-    r"submit|submits|transmit|transmits|exfiltrate|beacon|report\s+back|sync\s+to|push\s+to|"
-    r"curl\s+(?:[^\n]*\s)?(?:-d|--data\S*|-F|--form|-T|--upload-file))\b",
+    r"(?<![-/])\b(?:send|sends|sending|upload|uploads|uploading|post|posts|posting|forward|"
+    r"forwards|submit|submits|transmit|transmits|exfiltrate|beacon|report\s+back|sync\s+to|"
+    r"push\s+to|curl\s+(?:[^\n]*\s)?(?:-d|--data\S*|-F|--form|-T|--upload-file))\b(?![-/]\w)",
     re.I,
 )
+ADDRESSES = re.compile(r"\b(?:https?|wss?|ftp)://\S*|[\w.-]+(?:/[\w.%~+-]+)+/?", re.I)
 CREDENTIAL_NAME = re.compile(
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|"
     r"PRIVATE_KEY|PASSWORD|PASSWD|CREDENTIALS?|AUTH_TOKEN)\b"
@@ -359,9 +363,10 @@ def visible(text: str) -> str:
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
-    """The line around [start, end), cut to about EXCERPT_CHARS each side, made visible."""
+    """The line where [start, end) starts, cut to about EXCERPT_CHARS each side, made
+    visible: one line, even for a match over several (an HTML comment)."""
     line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
+    line_end = text.find("\n", start)
     line_end = len(text) if line_end == -1 else line_end
     left = max(line_start, start - EXCERPT_CHARS)
     right = min(line_end, end + EXCERPT_CHARS)
@@ -444,14 +449,21 @@ def _hidden(text: str, skill: str, file: str) -> list[Finding]:
                         f"{kind_end - index} zero-width character(s) {where}: they can split a "
                         "word past a reader or carry a hidden message")  # fmt: skip
             index = kind_end
-    if "<!--" not in text:
-        return found
-    for match in HTML_COMMENT.finditer(_outside_code(text)):
-        comment = text[match.start(1) : match.end(1)].strip()
-        if comment:
-            message = "an HTML comment: hidden when the Markdown is rendered, read by a model"
-            add(WARNING, match.start(), match.end(), message)
     return found
+
+
+def _comments(text: str, skill: str, file: str) -> list[Finding]:
+    """HTML comments outside code: ASCII, so looked for in every text (not only in one
+    holding the characters _hidden looks for)."""
+    if "<!--" not in text:
+        return []
+    message = "an HTML comment: hidden when the Markdown is rendered, read by a model"
+    return [
+        Finding("hidden_text", WARNING, skill, file, _line(text, match.start()),
+                _excerpt(text, match.start(), match.end()), message)
+        for match in HTML_COMMENT.finditer(_outside_code(text))
+        if text[match.start(1) : match.end(1)].strip()
+    ]  # fmt: skip
 
 
 def _in_word(text: str, start: int) -> bool:
@@ -485,7 +497,7 @@ def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
         line_start = text.rfind("\n", 0, match.start()) + 1
         line_end = text.find("\n", match.end())
         line = text[line_start : len(text) if line_end == -1 else line_end]
-        if SEND_WORDS.search(line):
+        if SEND_WORDS.search(ADDRESSES.sub(" ", line)):
             found.append(Finding(
                 "undeclared_host", WARNING, skill, file, _line(text, match.start()),
                 _excerpt(text, match.start(), match.end()),
@@ -554,6 +566,7 @@ def scan_skill(
         lowered = text.lower()
         low = lowered if len(lowered) == len(text) else None
         here = [] if text.isascii() else _hidden(text, skill, file)
+        here += _comments(text, skill, file)
         searched: dict = {}  # substring searches of the lower-cased text, shared by rules
         here += _reach(text, low, skill, file, hosts, credentials, named, searched)
         here += _guardrails(text, low, skill, file, rules, searched)
