@@ -150,18 +150,26 @@ def _prefixes(items) -> set[str] | None:
     return {prefix} if prefix else None
 
 
-def literal_starts(pattern: str) -> tuple[str, ...] | None:
-    """The literal texts every match of ``pattern`` (case-sensitive) begins with, each at
-    least two characters, or None: where a match can begin is then found by substring
-    search, far faster than the regex engine's scan of every position (_finditer)."""
+def _parsed(pattern: str):
+    """``pattern`` as Python's regex parser reads it, or None where its literals cannot
+    be trusted: no parser at hand, not a regex, or case-insensitive (its literals then
+    stand for other letters too)."""
     if sre_parse is None:
         return None
     try:
         parsed = sre_parse.parse(pattern)
     except re.error:
         return None
-    if parsed.state.flags & re.I:
-        return None  # its literals stand for other letters too
+    return None if parsed.state.flags & re.I else parsed
+
+
+def literal_starts(pattern: str) -> tuple[str, ...] | None:
+    """The literal texts every match of ``pattern`` (case-sensitive) begins with, each at
+    least two characters, or None: where a match can begin is then found by substring
+    search, far faster than the regex engine's scan of every position (_finditer)."""
+    parsed = _parsed(pattern)
+    if parsed is None:
+        return None
     starts = _prefixes(parsed)
     if not starts or min(map(len, starts)) < 2:
         return None
@@ -206,14 +214,9 @@ def literal_gate(pattern: str) -> tuple[str, ...] | None:
     none), or None. A text holding none of them has no match: one substring search each
     answers for the whole text (text about models rarely names "dan mode", say, and
     "guidance" holds "dan" every time)."""
-    if sre_parse is None:
+    parsed = _parsed(pattern)
+    if parsed is None:
         return None
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
-        return None
-    if parsed.state.flags & re.I:
-        return None  # its literals stand for other letters too
     gate = _rarest([texts for texts in _held(parsed) if min(map(len, texts)) >= 3])
     starts = literal_starts(pattern)
     if gate is None or (starts is not None and len(gate) >= len(starts)):
