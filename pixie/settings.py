@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, nearest the views: an Http404 a view raises gets Pixie's page, DEBUG or not.
+    "pixie.not_found.NotFoundPages",
 ]
 
 ROOT_URLCONF = "pixie.urls"

@@ -31,6 +31,21 @@ def test_another_workspaces_object_is_not_found_and_the_page_says_so(acme, membe
     assert "Globex" not in missing.content.decode()
 
 
+def test_under_debug_another_workspaces_page_is_pixie_s_refusal_not_django_s_debug_page(
+    acme, member, settings
+):
+    """./scripts/dev runs with DEBUG on: a refused page must not list the site's URLs."""
+    from tests.factories import make_user, make_workspace
+
+    settings.DEBUG = True
+    globex = make_workspace("globex", owner=make_user("otto"))
+    missing = admin_for(member).get(f"/admin/pixie/workspace/{globex.pk}/dashboard/")
+    assert missing.status_code == 404
+    page = missing.content.decode()
+    assert "<h1>Not found</h1>" in page and "There is no such page" in page
+    assert "URLconf" not in page and "Globex" not in page
+
+
 def test_the_api_docs_ask_a_stranger_to_log_in(db):
     refused = Client().get("/api/docs/", **HTML)
     assert refused.status_code == 401
