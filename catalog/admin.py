@@ -425,6 +425,9 @@ class BundleVersionAdmin(
                 "signing_key",
             )
             .annotate(skill_count=Count("skills"))
+            # The count groups rows, and Django leaves a grouped query unordered: the
+            # model's order, stated, so the autocomplete's pages hold still too.
+            .order_by(*BundleVersion._meta.ordering, "pk")
         )
 
     @admin.display(description="Signature")

@@ -1,12 +1,16 @@
-"""A page a view refuses with Http404 reads the same under DEBUG (./scripts/dev, the
-README's first command) as in production: Pixie's "Not found" page, or JSON under /api/.
+"""A page Pixie does not have reads the same under DEBUG (./scripts/dev, the README's
+first command) as in production: Pixie's "Not found" page, or JSON under /api/.
 
 With DEBUG on, Django answers an Http404 with its debug page, which lists the site's URL
 patterns and the exception's words to whoever asked: a member who opens another
-workspace's page read that instead of a refusal. (A URL no route matches is refused
-before any view runs, so under DEBUG it still gets Django's page.)"""
+workspace's page, or anyone who mistypes an address, read that instead of a refusal.
+Two ways lead there: a view that raises Http404 (process_exception), and a URL no route
+matches, refused before any view runs (checked here first, only under DEBUG: in
+production Django itself answers both with handler404)."""
 
+from django.conf import settings
 from django.http import Http404
+from django.urls import Resolver404, get_resolver
 
 
 class NotFoundPages:
@@ -14,13 +18,22 @@ class NotFoundPages:
         self.get_response = get_response
 
     def __call__(self, request):
+        if settings.DEBUG:
+            try:
+                get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+            except Resolver404 as exception:
+                return _not_found(request, exception)
         return self.get_response(request)
 
     def process_exception(self, request, exception):
         if not isinstance(exception, Http404):
             return None
-        # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here:
-        # pixie.api loads DRF, whose settings name pixie.api (a middleware loads first).
-        from .api import not_found
+        return _not_found(request, exception)
 
-        return not_found(request, exception)
+
+def _not_found(request, exception):
+    # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here:
+    # pixie.api loads DRF, whose settings name pixie.api (a middleware loads first).
+    from .api import not_found
+
+    return not_found(request, exception)

@@ -46,6 +46,33 @@ def test_under_debug_another_workspaces_page_is_pixie_s_refusal_not_django_s_deb
     assert "URLconf" not in page and "Globex" not in page
 
 
+@pytest.mark.parametrize("path", ["/no-such-page/", "/admin/pixie/nothing-here/"])
+def test_under_debug_an_address_nothing_answers_is_pixie_s_page_not_a_list_of_urls(
+    acme, member, settings, path
+):
+    """A mistyped address under ./scripts/dev: no route matches, so no view runs."""
+    settings.DEBUG = True
+    missing = admin_for(member).get(path)
+    assert missing.status_code == 404
+    page = missing.content.decode()
+    assert "<h1>Not found</h1>" in page
+    assert "URLconf" not in page and "admin/" not in page.split("<h1>Not found</h1>")[1]
+
+
+def test_under_debug_an_api_address_nothing_answers_is_json(acme, member, settings):
+    settings.DEBUG = True
+    missing = admin_for(member).get("/api/no-such-thing/")
+    assert missing.status_code == 404
+    assert missing["Content-Type"].startswith("application/json")
+    assert "URLconf" not in missing.content.decode()
+
+
+def test_under_debug_an_address_without_its_slash_is_still_redirected(acme, member, settings):
+    settings.DEBUG = True
+    answer = admin_for(member).get("/admin")
+    assert answer.status_code == 301 and answer["Location"] == "/admin/"
+
+
 def test_the_api_docs_ask_a_stranger_to_log_in(db):
     refused = Client().get("/api/docs/", **HTML)
     assert refused.status_code == 401

@@ -161,6 +161,8 @@ def autocomplete_requests():
             yield model._meta.app_label, model._meta.model_name, field.name
 
 
+# Every autocomplete pages a stated order (a grouped queryset has none of its own).
+@pytest.mark.filterwarnings("error::django.core.paginator.UnorderedObjectListWarning")
 def test_autocomplete_shows_a_member_nothing_of_another_workspace(world, initech, record_property):
     client = Client()
     client.force_login(world.users["member"])
