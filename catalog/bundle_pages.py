@@ -24,10 +24,13 @@ from functools import cached_property
 
 from django.db.models import Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.lookups import Exact, In
+from rest_framework.authtoken.models import Token
 
-from pixie.models import Membership
+from pixie.models import ApiToken, Membership
 from pixie.permissions import any_membership_q, auditor_q, operator_q
 from pixie.prepared import PreparedQuery, Slot
+from pixie.row_digest import RowsDigest
+from pixie.tokens import token_query_with
 
 from .models import Bundle, BundleVersion, Publisher
 from .selectors import (
@@ -35,6 +38,8 @@ from .selectors import (
     IN_CATALOG,
     StandIn,
     bundle_list,
+    by_token_rule,
+    read_by_token_rule,
     visible_versions,
 )
 
@@ -100,6 +105,14 @@ def _page(versions: QuerySet, user, limited_to: int | None) -> QuerySet[BundleVe
     )
 
 
+def _digested(page: QuerySet[BundleVersion]) -> QuerySet[BundleVersion]:
+    """The page's rows, each with the digest of them all (pixie.row_digest; PostgreSQL),
+    read in the same statement: the page's ETag, equal to the one PAGE_DIGEST_WITH_TOKEN
+    reads for the same viewer. (PostgreSQL reads the page twice: a page answered from its
+    ETag alone, a 304 or an answer rendered before, is read only once, with the token.)"""
+    return page.annotate(digest=RowsDigest(page))
+
+
 class _PageQuery(PreparedQuery):
     """A PreparedQuery whose slice (the sentinels above: the one LIMIT with an OFFSET in its
     SQL) is sent as two parameters, ``limit`` and ``bottom``: Django writes a slice into
@@ -108,13 +121,21 @@ class _PageQuery(PreparedQuery):
     def _compile(self, using: str):
         compiled = super()._compile(using)
         clause = f"LIMIT {_SAMPLE_LIMIT} OFFSET {_SAMPLE_BOTTOM}"
-        before, found, after = compiled.sql.partition(clause)
-        if not found or clause in after:
-            raise ValueError(f"Expected {clause!r} once in the page's SQL.")
-        at = re.findall(r"%.", before).count("%s")  # the parameters before it ("%%" is "%")
-        slots = list(compiled.slots)
-        slots[at:at] = [("limit", _SAMPLE_LIMIT), ("bottom", _SAMPLE_BOTTOM)]
-        return dataclasses.replace(compiled, sql=f"{before}LIMIT %s OFFSET %s{after}", slots=slots)
+        # Once, or twice where the page is read again for its digest (_digested).
+        first, *rest = compiled.sql.split(clause)
+        if not rest:
+            raise ValueError(f"Expected {clause!r} in the page's SQL.")
+        sql, slots = first, list(compiled.slots)
+        at = _parameters(first)
+        for after in rest:
+            slots[at:at] = [("limit", _SAMPLE_LIMIT), ("bottom", _SAMPLE_BOTTOM)]
+            sql += f"LIMIT %s OFFSET %s{after}"
+            at += 2 + _parameters(after)
+        return dataclasses.replace(compiled, sql=sql, slots=slots)
+
+
+def _parameters(sql: str) -> int:
+    return re.findall(r"%.", sql).count("%s")  # "%%" is a "%"
 
 
 _USER = Slot("user_id", -7_000_000_021)
@@ -129,9 +150,26 @@ def _user_page(user_id, workspace_id=None) -> QuerySet[BundleVersion]:
 # Who is looking picks the query: a superuser (every version), a login (the rule with their
 # id), a login through a token limited to one workspace (the rule for that workspace).
 _PAGES = {
-    "everything": _PageQuery(lambda: _page(BundleVersion.objects.all(), None, None)),
-    "user": _PageQuery(lambda user_id: _user_page(user_id), _USER),
-    "limited": _PageQuery(_user_page, _USER, _WORKSPACE),
+    "everything": _PageQuery(lambda: _digested(_page(BundleVersion.objects.all(), None, None))),
+    "user": _PageQuery(lambda user_id: _digested(_user_page(user_id)), _USER),
+    "limited": _PageQuery(lambda **ids: _digested(_user_page(**ids)), _USER, _WORKSPACE),
+}
+
+
+def _page_digest(owner, workspace) -> dict:
+    def digest(limited_to):
+        return RowsDigest(_user_page(owner, limited_to))
+
+    return {"page_digest": by_token_rule(workspace, digest)}
+
+
+# For each kind of token (pixie.tokens.read_with_token): the token, and the digest of the
+# page its owner sees (by the rule of the workspace the token is limited to, if it is),
+# in one statement, so a conditional request for the list (a 304, or an answer rendered
+# before) costs one round trip. selectors.read_by_token_rule says when it applies.
+PAGE_DIGEST_WITH_TOKEN = {
+    model: token_query_with(model, _page_digest, query_class=_PageQuery)
+    for model in (ApiToken, Token)
 }
 
 
@@ -144,6 +182,14 @@ class BundlePage(Sequence):
     def __init__(self, query: PreparedQuery | None, rows: list[tuple]):
         self.rows, self._query = rows, query
         self._bundle_ids = dict.fromkeys(row[query.column("bundle_id")] for row in rows)
+
+    @property
+    def validator(self):
+        """What the page's ETag is over: the digest of its rows read with them
+        (PostgreSQL), else the rows themselves."""
+        if self.rows and (digest := self.rows[0][self._query.column("digest")]) is not None:
+            return digest
+        return self.rows
 
     @property
     def count_in_page(self) -> int | None:
@@ -192,6 +238,10 @@ class BundlePages:
             kind, who = "user", {"user_id": user.pk}
         query = _PAGES[kind]
         return BundlePage(query, query.rows(bottom=bottom, limit=limit, **who))
+
+    def read_by_token_rule(self) -> bool:
+        """Whether PAGE_DIGEST_WITH_TOKEN's digest stands for this viewer's page."""
+        return read_by_token_rule(self.user, self.limited_to)
 
     def page_rows(self, bottom: int, limit: int) -> list[Bundle]:
         return list(self.read_page(bottom, limit))

@@ -6,6 +6,7 @@ from functools import cached_property
 from django.contrib.auth.models import Group
 from django.db.models import (
     BooleanField,
+    Case,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -13,11 +14,13 @@ from django.db.models import (
     Q,
     QuerySet,
     Value,
+    When,
     prefetch_related_objects,
 )
 from django.http import Http404
+from rest_framework.authtoken.models import Token
 
-from pixie.models import Membership
+from pixie.models import ApiToken, Membership
 from pixie.permissions import (
     AUDITORS_GROUP,
     OPERATORS_GROUP,
@@ -27,6 +30,8 @@ from pixie.permissions import (
     operator_q,
 )
 from pixie.prepared import PreparedQuery, Slot
+from pixie.row_digest import RowsDigest
+from pixie.tokens import token_query_with
 
 from .models import (
     Bundle,
@@ -238,39 +243,107 @@ def _no_nul(value: str, message: str) -> None:
         raise Http404(message)
 
 
-def _version_by_slug(versions: QuerySet, slug: str, version: str) -> QuerySet:
-    return (
+def _version_by_slug(
+    versions: QuerySet, slug: str, version: str, digested: bool = False
+) -> QuerySet:
+    found = (
         versions.filter(bundle__slug=slug, version=version)
         .select_related("bundle__publisher", "signing_key")
-        .order_by()[:1]
+        .order_by()
+    )
+    if digested:
+        # The row's digest, for the ETag of a published version's answer (pixie.row_digest):
+        # equal to the one VERSION_DIGEST_WITH_TOKEN reads for the same viewer.
+        found = found.annotate(digest=RowsDigest(found[:1]))
+    return found[:1]
+
+
+_USER_ID = Slot("user_id", -7_000_000_011)
+_WORKSPACE_ID = Slot("workspace_id", -7_000_000_012)
+_SLUG = Slot("slug", "\x00slug\x00")
+_VERSION = Slot("version", "\x00version\x00")
+
+
+def _version_heads(digested: bool) -> dict[str, PreparedQuery]:
+    """A version by its address, with visible_versions' rule inside the same query: read on
+    every catalog API request for a version, so compiled once (pixie.prepared). By who is
+    looking: a login, a request limited to one workspace (visible_versions' limited_to),
+    a superuser."""
+    return {
+        "user": PreparedQuery(
+            lambda user_id, slug, version: _version_by_slug(
+                visible_versions(StandIn(pk=user_id)), slug, version, digested
+            ),
+            _USER_ID,
+            _SLUG,
+            _VERSION,
+        ),
+        "limited": PreparedQuery(
+            lambda user_id, workspace_id, slug, version: _version_by_slug(
+                visible_versions(StandIn(pk=user_id), limited_to=workspace_id),
+                slug,
+                version,
+                digested,
+            ),
+            _USER_ID,
+            _WORKSPACE_ID,
+            _SLUG,
+            _VERSION,
+        ),
+        "everything": PreparedQuery(
+            lambda slug, version: _version_by_slug(
+                BundleVersion.objects.all(), slug, version, digested
+            ),
+            _SLUG,
+            _VERSION,
+        ),
+    }
+
+
+_VERSION_HEADS = _version_heads(digested=False)
+_VERSION_HEADS_DIGESTED = _version_heads(digested=True)
+
+
+def _published_head_digest(owner, workspace, slug, version) -> dict:
+    """The digest of the published version the token's owner sees: by the rule of the
+    workspace the token is limited to, if it is, else the login rule."""
+
+    def digest(limited_to):
+        seen = visible_versions(StandIn(pk=owner), limited_to=limited_to)
+        published = seen.exclude(manifest_sha256="")
+        return RowsDigest(_version_by_slug(published, slug, version))
+
+    return {"version_digest": by_token_rule(workspace, digest)}
+
+
+def by_token_rule(workspace, digest_under):
+    """``digest_under(limited_to)`` for the token in the statement: under its workspace's
+    rule if it is limited to one (PostgreSQL runs only the branch taken), else the login
+    rule. read_by_token_rule says when the digest stands for what a viewer sees."""
+    if workspace is None:
+        return digest_under(None)
+    return Case(
+        When(workspace__isnull=True, then=digest_under(None)),
+        default=digest_under(workspace),
     )
 
 
-# A version by its address, with visible_versions' rule inside the same query: read on
-# every catalog API request for a version, so compiled once (pixie.prepared).
-_VERSION_SEEN_BY = PreparedQuery(
-    lambda user_id, slug, version: _version_by_slug(
-        visible_versions(StandIn(pk=user_id)), slug, version
-    ),
-    Slot("user_id", -7_000_000_011),
-    Slot("slug", "\x00slug\x00"),
-    Slot("version", "\x00version\x00"),
-)
-# The same for a request limited to one workspace (visible_versions' limited_to).
-_VERSION_SEEN_WITHIN = PreparedQuery(
-    lambda user_id, workspace_id, slug, version: _version_by_slug(
-        visible_versions(StandIn(pk=user_id), limited_to=workspace_id), slug, version
-    ),
-    Slot("user_id", -7_000_000_011),
-    Slot("workspace_id", -7_000_000_012),
-    Slot("slug", "\x00slug\x00"),
-    Slot("version", "\x00version\x00"),
-)
-_ANY_VERSION = PreparedQuery(
-    lambda slug, version: _version_by_slug(BundleVersion.objects.all(), slug, version),
-    Slot("slug", "\x00slug\x00"),
-    Slot("version", "\x00version\x00"),
-)
+# For each kind of token (pixie.tokens.read_with_token): the token, and the digest of the
+# published version its owner sees (NULL for a draft or none), in one statement: a
+# conditional request for a version costs one round trip.
+VERSION_DIGEST_WITH_TOKEN = {
+    model: token_query_with(model, _published_head_digest, _SLUG, _VERSION)
+    for model in (ApiToken, Token)
+}
+
+
+def read_by_token_rule(user, limited_to: int | None) -> bool:
+    """Whether a digest read with the request's token (by_token_rule) stands for what this
+    viewer sees: it is read by the workspace's rule for a token limited to one, else by
+    the login rule, which is not a superuser's (a superuser sees every version)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return limited_to is not None or not user.is_superuser
 
 
 @dataclass(frozen=True)
@@ -296,26 +369,37 @@ class VersionHead:
         """A field of the version's own row, by attname."""
         return self.row[self._query.column(name)]
 
+    @property
+    def validator(self):
+        """What a published version's ETag is over: the row's digest where it was read
+        with it (PostgreSQL), else the row."""
+        digest = self.value("digest") if "digest" in self._query.annotations() else None
+        return self.row if digest is None else digest
+
     @cached_property
     def bundle_version(self) -> BundleVersion:
         return self._query.instances([self.row])[0]
 
 
-def bundle_version_head(*, user, limited_to: int | None, slug: str, version: str) -> VersionHead:
+def bundle_version_head(
+    *, user, limited_to: int | None, slug: str, version: str, digested: bool = False
+) -> VersionHead:
     """A version the user may see (limited_to: the workspace the request is limited to, or
     None; see visible_versions) as its row, bundle, publisher and key: one query, with
-    the visibility rule inside it. 404 if there is none the user may see."""
+    the visibility rule inside it (and with ``digested``, the row's digest: ``validator``).
+    404 if there is none the user may see."""
     _no_nul(version, f"No such version of bundle {slug}.")
     _no_nul(slug, f"No bundle {slug!r}.")
+    heads = _VERSION_HEADS_DIGESTED if digested else _VERSION_HEADS
     query, values = None, {}
     if not user.is_authenticated or not user.is_active:
         pass  # no catalog at all
     elif limited_to is not None:
-        query, values = _VERSION_SEEN_WITHIN, {"user_id": user.pk, "workspace_id": limited_to}
+        query, values = heads["limited"], {"user_id": user.pk, "workspace_id": limited_to}
     elif user.is_superuser:
-        query, values = _ANY_VERSION, {}
+        query, values = heads["everything"], {}
     else:
-        query, values = _VERSION_SEEN_BY, {"user_id": user.pk}
+        query, values = heads["user"], {"user_id": user.pk}
     rows = query.rows(slug=slug, version=version, **values) if query else []
     if not rows:
         raise Http404(f"No version {version} of bundle {slug}.")

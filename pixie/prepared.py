@@ -131,6 +131,10 @@ class PreparedQuery:
             return annotations[name]
         return compiled.model_span[0] + compiled.init_list.index(name)
 
+    def annotations(self, using: str = "default") -> dict[str, int]:
+        """The queryset's annotations, each with where it is in a row."""
+        return self._compiled(using).compiler.annotation_col_map
+
     def first(self, using: str = "default", **values) -> Model | None:
         found = self.objects(using, **values)
         return found[0] if found else None

@@ -55,11 +55,29 @@ def rendered_once(view, request, etag: str, data_of):
     renderer, media_type = request.accepted_renderer, request.accepted_media_type
     if renderer.format != "json":  # the browsable API: rendered as usual
         return with_validators(Response(data_of()), etag)
-    key = f"catalog:rendered:{etag}:{media_type}"
-    rendered = caches["rendered"]
-    body = rendered.get(key)
-    if body is None:
-        body = renderer.render(data_of(), media_type, view.get_renderer_context())
-        if len(body) <= RENDERED_MAX_BYTES:
-            rendered.set(key, body, timeout=None)
+    if (answer := rendered_before(request, etag)) is not None:
+        return answer
+    body = renderer.render(data_of(), media_type, view.get_renderer_context())
+    if len(body) <= RENDERED_MAX_BYTES:
+        caches["rendered"].set(_rendered_key(etag, media_type), body, timeout=None)
     return with_validators(HttpResponse(body, content_type=renderer.media_type), etag)
+
+
+def answered_by_etag(request, etag: str):
+    """A 304, or the answer rendered before for this ETag: None if the view must read."""
+    return not_modified(request, etag) or rendered_before(request, etag)
+
+
+def rendered_before(request, etag: str):
+    """The answer rendered_once kept for this ETag, in the media type asked for, or None."""
+    renderer, media_type = request.accepted_renderer, request.accepted_media_type
+    if renderer.format != "json":
+        return None
+    body = caches["rendered"].get(_rendered_key(etag, media_type))
+    if body is None:
+        return None
+    return with_validators(HttpResponse(body, content_type=renderer.media_type), etag)
+
+
+def _rendered_key(etag: str, media_type: str) -> str:
+    return f"catalog:rendered:{etag}:{media_type}"

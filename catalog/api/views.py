@@ -13,13 +13,20 @@ from catalog import selectors
 from catalog.bundle_archive import write_bundle_zip
 from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.bundle_history import bundle_compare
-from catalog.bundle_pages import BundlePages
+from catalog.bundle_pages import PAGE_DIGEST_WITH_TOKEN, BundlePages
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.api_schema import QueryParametersSchema
-from pixie.pagination import CountInPagePagination
+from pixie.pagination import MAX_OFFSET, CountInPagePagination
 from pixie.permissions import token_workspace_id
+from pixie.row_digest import digests_read
 
-from .conditional import etag_of, not_modified, rendered_once, with_validators
+from .conditional import (
+    answered_by_etag,
+    etag_of,
+    not_modified,
+    rendered_once,
+    with_validators,
+)
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -43,13 +50,36 @@ class BundleList(generics.ListAPIView):
         # Read a page at a time by queries compiled once (selectors.bundle_list's rows).
         return BundlePages(user=self.request.user, limited_to=token_workspace_id(self.request))
 
+    def read_with_token(self, request, model):
+        """The digest of the page asked for, read with the request's token (pixie.tokens)."""
+        bounds = self._page_bounds(request)
+        if bounds is None or not digests_read():
+            return None
+        return PAGE_DIGEST_WITH_TOKEN[model], bounds
+
+    def _page_bounds(self, request) -> dict | None:
+        """The page asked for, if it is a page number in range; else the paginator decides."""
+        number = request.query_params.get(self.paginator.page_query_param, "1")
+        limit = self.paginator.get_page_size(request)
+        if not (number.isascii() and number.isdigit()) or int(number) < 1 or not limit:
+            return None
+        bottom = (int(number) - 1) * limit
+        return {"bottom": bottom, "limit": limit} if bottom + limit <= MAX_OFFSET else None
+
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())  # a BundlePage (bundle_pages)
+        pages = self.get_queryset()
         # The ETag is over what the page is made of: its address, which makes the links,
         # and the rows read (the count, every field of the bundles and publishers, the
-        # visible versions' fields the response shows). So a 304 is answered before any
-        # instance is made or anything serialised.
-        etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), page.rows)
+        # visible versions' fields the response shows), or their digest. So a 304 is
+        # answered before any instance is made or anything serialised; and where the
+        # digest came with the token, before the page is read at all.
+        digest = getattr(request.auth, "page_digest", None)
+        if digest is not None and pages.read_by_token_rule():
+            etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), digest)
+            if (answer := answered_by_etag(request, etag)) is not None:
+                return answer
+        page = self.paginate_queryset(pages)  # a BundlePage (bundle_pages)
+        etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), page.validator)
         if (answer := not_modified(request, etag)) is not None:
             return answer
         # The ETag stands for everything the page says: rendered once for it.
@@ -83,19 +113,35 @@ RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 2}
 class BundleVersionDetail(generics.RetrieveAPIView):
     serializer_class = BundleVersionSerializer
 
+    def read_with_token(self, request, model):
+        """The digest of the version asked for, read with the request's token (pixie.tokens)."""
+        slug, version = self.kwargs["slug"], self.kwargs["version"]
+        if "\x00" in slug + version or not digests_read():  # NUL: refused by the selector
+            return None
+        return selectors.VERSION_DIGEST_WITH_TOKEN[model], {"slug": slug, "version": version}
+
     def retrieve(self, request, *args, **kwargs):
+        limited_to = token_workspace_id(request)
+        digest = getattr(request.auth, "version_digest", None)  # a published version's only
+        if digest is not None and selectors.read_by_token_rule(request.user, limited_to):
+            etag = etag_of(RESPONSE_SHAPE, digest)
+            if (answer := answered_by_etag(request, etag)) is not None:
+                return answer
         head = selectors.bundle_version_head(
             user=request.user,
-            limited_to=token_workspace_id(request),
+            limited_to=limited_to,
             slug=self.kwargs["slug"],
             version=self.kwargs["version"],
+            digested=True,
         )
         if head.value("manifest_sha256"):
             # Published: the signed manifest's digest (in the version's row) stands for the
             # contents, which never change; what may (a yank, a review, the signer's
             # state) is in the rows read with it, so the ETag is over those rows' values
-            # and a 304 is answered before any instance is made or anything serialised.
-            etag = etag_of(RESPONSE_SHAPE, head.row)
+            # (or their digest) and a 304 is answered before any instance is made or
+            # anything serialised; where the digest came with the token, before the
+            # version is read at all.
+            etag = etag_of(RESPONSE_SHAPE, head.validator)
             if (answer := not_modified(request, etag)) is not None:
                 return answer
             return rendered_once(

@@ -4,7 +4,10 @@ anything is serialised; a yank, a review or a new version is never hidden behind
 from contextlib import contextmanager
 
 import pytest
+from django.db import connection
 from django.db.models.signals import post_init
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog.api.serializers import BundleSerializer, BundleVersionHeadSerializer
@@ -12,7 +15,8 @@ from catalog.models import Bundle, BundleVersion, Publisher
 from catalog.services import bundle_version_publish, bundle_version_yank
 from catalog.services.catalog_review import publisher_trust
 from catalog.services.signing import publisher_key_rotate
-from pixie.models import Membership
+from pixie.models import ApiToken, Membership
+from tests.clients import token_client
 from tests.factories import (
     make_bundle_version,
     make_skill_version,
@@ -25,12 +29,28 @@ pytestmark = pytest.mark.django_db
 VERSION = "/api/bundles/accounts-receivable/versions/2.1.0/"
 
 
-@pytest.fixture
-def api(demo_catalog):
+# How a reader comes: a login (here forced, as a session would be), DRF's token, a Pixie
+# token, and one limited to the reader's workspace. With a token, a conditional request
+# reads the token and the answer's digest in one statement (PostgreSQL; elsewhere two).
+READERS = ["login", "drf-token", "pixie-token", "limited-token"]
+
+
+@pytest.fixture(params=READERS)
+def api(request, demo_catalog):
     reader = make_user("reader")
     make_workspace("readers", members=[reader])
-    client = APIClient()
-    client.force_authenticate(reader)
+    if request.param == "login":
+        client = APIClient()
+        client.force_authenticate(reader)
+    elif request.param == "drf-token":
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reader).key}")
+    else:
+        limits = {"workspace": "readers"} if request.param == "limited-token" else {}
+        client = token_client(reader, **limits)
+    client.get("/api/bundles/")  # a Pixie token writes last_used_at on its first use
+    client.reader, client.kind = reader, request.param
+    client.statements = 1 if request.param == "login" or connection.vendor == "postgresql" else 2
     return client
 
 
@@ -65,7 +85,7 @@ def test_an_unchanged_version_answers_304_from_its_row_alone(
     monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
     # The version with its bundle, publisher and key, and the user's right to see it, in
     # one query.
-    with made_instances() as made, django_assert_num_queries(1):
+    with made_instances() as made, django_assert_num_queries(api.statements):
         answer = again(api, VERSION, etag)
     assert made == []  # the ETag is over the row's values: no instance is made for it
     assert answer.status_code == 304 and answer.content == b""
@@ -204,8 +224,8 @@ def test_an_unchanged_list_answers_304_without_serialising(
 ):
     etag = api.get("/api/bundles/")["ETag"]
     monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
-    with made_instances() as made, django_assert_num_queries(1):  # page, versions, count
-        answer = again(api, "/api/bundles/", etag)
+    with made_instances() as made, django_assert_num_queries(api.statements):
+        answer = again(api, "/api/bundles/", etag)  # the page, its versions and count
     assert answer.status_code == 304 and answer["ETag"] == etag
     assert made == []  # answered from the page's rows: no instance made, none serialised
     monkeypatch.undo()
@@ -220,3 +240,38 @@ def test_a_renamed_bundle_or_publisher_changes_the_lists_etag(api):
     assert renamed.status_code == 200 and renamed.json()["results"][0]["name"] == "Receivables"
     Publisher.objects.update(name="Someone else")
     assert again(api, "/api/bundles/", renamed["ETag"]).status_code == 200
+
+
+@pytest.mark.parametrize("url", [VERSION, "/api/bundles/"])
+@pytest.mark.parametrize("ended", ["revoked", "login deactivated"])
+def test_a_token_ended_is_refused_on_its_next_conditional_request(api, url, ended):
+    """The answer's digest comes in the token's own statement: a token revoked (or its
+    login deactivated) a moment ago gets 401 with a current ETag, never a 304."""
+    if api.kind == "login":
+        pytest.skip("a login, not a token")
+    etag = api.get(url)["ETag"]
+    assert again(api, url, etag).status_code == 304
+    if ended == "login deactivated":
+        type(api.reader).objects.filter(pk=api.reader.pk).update(is_active=False)
+    elif api.kind == "drf-token":
+        Token.objects.filter(user=api.reader).delete()  # DRF's tokens are revoked by deleting
+    else:
+        ApiToken.objects.filter(user=api.reader).update(revoked_at=timezone.now())
+    refused = again(api, url, etag)
+    assert refused.status_code == 401 and "ETag" not in refused
+
+
+def test_a_superusers_etag_is_over_what_a_superuser_sees(api, operator):
+    """The digest read with a token is under a login's rule; a superuser sees drafts too,
+    so a superuser's token is answered from what they see. Here they see what the
+    reader sees, until a draft is made: then the reader's ETag stays, theirs changes."""
+    Membership.objects.create(workspace=api.reader.memberships.get().workspace, user=operator)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator).key}")
+    etag = client.get("/api/bundles/")["ETag"]
+    assert api.get("/api/bundles/")["ETag"] == etag  # the same page, the same ETag
+    make_bundle_version("hidden-draft", skills=[make_skill_version("hidden-step")])
+    assert again(api, "/api/bundles/", etag).status_code == 304
+    changed = again(client, "/api/bundles/", etag)
+    assert changed.status_code == 200
+    assert "hidden-draft" in [b["slug"] for b in changed.json()["results"]]
