@@ -61,7 +61,11 @@ class BundleList(generics.ListAPIView):
         """The page asked for, if it is a page number in range; else the paginator decides."""
         number = request.query_params.get(self.paginator.page_query_param, "1")
         limit = self.paginator.get_page_size(request)
-        if not (number.isascii() and number.isdigit()) or int(number) < 1 or not limit:
+        # (A number of more digits than MAX_OFFSET has is past the end, and int() of a
+        # very long one is refused: the paginator says so.)
+        if not (number.isascii() and number.isdigit() and len(number) < 19) or not limit:
+            return None
+        if int(number) < 1:
             return None
         bottom = (int(number) - 1) * limit
         return {"bottom": bottom, "limit": limit} if bottom + limit <= MAX_OFFSET else None
