@@ -90,27 +90,35 @@ def _bundles_seen_by(user, limited_to: int | None) -> Q:
 _SAMPLE_BOTTOM, _SAMPLE_LIMIT = 1_999_999_937, 1_234_567
 
 
-def _page(versions: QuerySet, user, limited_to: int | None) -> QuerySet[BundleVersion]:
+def _page(
+    versions: QuerySet, user, limited_to: int | None, counted: bool = True
+) -> QuerySet[BundleVersion]:
     """The visible versions of the page's bundles, each with its bundle and publisher, and
-    on every row the count of all the bundles the user may see (``total``)."""
+    (``counted``) on every row the count of all the bundles the user may see (``total``)."""
     seen = Bundle.objects.filter(_bundles_seen_by(user, limited_to))
     page = seen.order_by("name", "slug").values("pk")
-    count = seen.order_by().values(n=Func(F("pk"), function="COUNT", output_field=IntegerField()))
-    return (
+    rows = (
         versions.filter(bundle__in=page[_SAMPLE_BOTTOM : _SAMPLE_BOTTOM + _SAMPLE_LIMIT])
         .select_related("bundle__publisher")
         .only(*BUNDLE_LIST_VERSION_FIELDS, *_BUNDLE_FIELDS, *_PUBLISHER_FIELDS)
-        .annotate(total=Subquery(count))
         .order_by("bundle__name", "bundle__slug", "-created_at", "id")
     )
+    return rows.annotate(total=_count(user, limited_to)) if counted else rows
 
 
-def _digested(page: QuerySet[BundleVersion]) -> QuerySet[BundleVersion]:
-    """The page's rows, each with the digest of them all (pixie.row_digest; PostgreSQL),
-    read in the same statement: the page's ETag, equal to the one PAGE_DIGEST_WITH_TOKEN
-    reads for the same viewer. (PostgreSQL reads the page twice: a page answered from its
-    ETag alone, a 304 or an answer rendered before, is read only once, with the token.)"""
-    return page.annotate(digest=RowsDigest(page))
+def _count(user, limited_to: int | None) -> Subquery:
+    seen = Bundle.objects.filter(_bundles_seen_by(user, limited_to)).order_by()
+    return Subquery(seen.values(n=Func(F("pk"), function="COUNT", output_field=IntegerField())))
+
+
+def _digested(versions: QuerySet, user, limited_to: int | None) -> QuerySet[BundleVersion]:
+    """_page's rows, each with the digest of them all but the count (pixie.row_digest;
+    PostgreSQL), read in the same statement: with the count, the page's ETag, equal to
+    the one PAGE_DIGEST_WITH_TOKEN reads for the same viewer. PostgreSQL reads the page's
+    rows twice, the count once: a page answered from its ETag alone (a 304, or an answer
+    rendered before) is read only once, with the token."""
+    uncounted = _page(versions, user, limited_to, counted=False)
+    return uncounted.annotate(total=_count(user, limited_to), digest=RowsDigest(uncounted))
 
 
 class _PageQuery(PreparedQuery):
@@ -144,33 +152,49 @@ _WORKSPACE = Slot("workspace_id", -7_000_000_022)
 
 def _user_page(user_id, workspace_id=None) -> QuerySet[BundleVersion]:
     user = StandIn(pk=user_id)
-    return _page(visible_versions(user, limited_to=workspace_id), user, workspace_id)
+    return _digested(visible_versions(user, limited_to=workspace_id), user, workspace_id)
 
 
 # Who is looking picks the query: a superuser (every version), a login (the rule with their
 # id), a login through a token limited to one workspace (the rule for that workspace).
 _PAGES = {
-    "everything": _PageQuery(lambda: _digested(_page(BundleVersion.objects.all(), None, None))),
-    "user": _PageQuery(lambda user_id: _digested(_user_page(user_id)), _USER),
-    "limited": _PageQuery(lambda **ids: _digested(_user_page(**ids)), _USER, _WORKSPACE),
+    "everything": _PageQuery(lambda: _digested(BundleVersion.objects.all(), None, None)),
+    "user": _PageQuery(lambda user_id: _user_page(user_id), _USER),
+    "limited": _PageQuery(_user_page, _USER, _WORKSPACE),
 }
 
 
 def _page_digest(owner, workspace) -> dict:
+    def seen_by(limited_to):
+        return StandIn(pk=owner), visible_versions(StandIn(pk=owner), limited_to=limited_to)
+
     def digest(limited_to):
-        return RowsDigest(_user_page(owner, limited_to))
+        user, versions = seen_by(limited_to)
+        return RowsDigest(_page(versions, user, limited_to, counted=False))
 
-    return {"page_digest": by_token_rule(workspace, digest)}
+    def count(limited_to):
+        return _count(StandIn(pk=owner), limited_to)
+
+    return {
+        "page_digest": by_token_rule(workspace, digest),
+        "page_total": by_token_rule(workspace, count),
+    }
 
 
-# For each kind of token (pixie.tokens.read_with_token): the token, and the digest of the
-# page its owner sees (by the rule of the workspace the token is limited to, if it is),
-# in one statement, so a conditional request for the list (a 304, or an answer rendered
-# before) costs one round trip. selectors.read_by_token_rule says when it applies.
+# For each kind of token (pixie.tokens.read_with_token): the token, and the digest and
+# count of the page its owner sees (by the rule of the workspace the token is limited to,
+# if it is), in one statement, so a conditional request for the list (a 304, or an
+# answer rendered before) costs one round trip. selectors.read_by_token_rule says when
+# it applies; page_validator makes the ETag's input of the two.
 PAGE_DIGEST_WITH_TOKEN = {
     model: token_query_with(model, _page_digest, query_class=_PageQuery)
     for model in (ApiToken, Token)
 }
+
+
+def page_validator(digest: str, total: int) -> list:
+    """What a page's ETag is over, given its rows' digest and its count."""
+    return [digest, total]
 
 
 class BundlePage(Sequence):
@@ -185,10 +209,10 @@ class BundlePage(Sequence):
 
     @property
     def validator(self):
-        """What the page's ETag is over: the digest of its rows read with them
-        (PostgreSQL), else the rows themselves."""
+        """What the page's ETag is over: the digest of its rows, read with them, and its
+        count (PostgreSQL), else the rows themselves."""
         if self.rows and (digest := self.rows[0][self._query.column("digest")]) is not None:
-            return digest
+            return page_validator(digest, self.count_in_page)
         return self.rows
 
     @property

@@ -13,7 +13,7 @@ from catalog import selectors
 from catalog.bundle_archive import write_bundle_zip
 from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.bundle_history import bundle_compare
-from catalog.bundle_pages import PAGE_DIGEST_WITH_TOKEN, BundlePages
+from catalog.bundle_pages import PAGE_DIGEST_WITH_TOKEN, BundlePages, page_validator
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
 from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import MAX_OFFSET, CountInPagePagination
@@ -79,7 +79,8 @@ class BundleList(generics.ListAPIView):
         # digest came with the token, before the page is read at all.
         digest = getattr(request.auth, "page_digest", None)
         if digest is not None and pages.read_by_token_rule():
-            etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), digest)
+            validator = page_validator(digest, request.auth.page_total)
+            etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), validator)
             if (answer := answered_by_etag(request, etag)) is not None:
                 return answer
         page = self.paginate_queryset(pages)  # a BundlePage (bundle_pages)
