@@ -195,6 +195,16 @@ BARE_OBJECTS = """
 """
 
 
+def median_ms(read) -> float:
+    """Median milliseconds of RUNS calls of ``read`` (the caller has warmed it up)."""
+    timings = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        read()
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings) * 1000
+
+
 def bare_keyset_select(first: int) -> float:
     """Median milliseconds of the two bare SELECTs above, after one warm-up."""
 
@@ -207,12 +217,7 @@ def bare_keyset_select(first: int) -> float:
 
     entries, _ = read()
     assert entries == 51, entries
-    timings = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        read()
-        timings.append(time.perf_counter() - started)
-    return statistics.median(timings) * 1000
+    return median_ms(read)
 
 
 def page_read(first: int) -> float:
@@ -224,12 +229,7 @@ def page_read(first: int) -> float:
         return sum(len(entry.revision.first_objects) for entry in page.entries)
 
     read()
-    timings = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        read()
-        timings.append(time.perf_counter() - started)
-    return statistics.median(timings) * 1000
+    return median_ms(read)
 
 
 def days_ago(days: int) -> str:

@@ -165,15 +165,14 @@ _PAGES = {
 
 
 def _page_digest(owner, workspace) -> dict:
-    def seen_by(limited_to):
-        return StandIn(pk=owner), visible_versions(StandIn(pk=owner), limited_to=limited_to)
+    user = StandIn(pk=owner)
 
     def digest(limited_to):
-        user, versions = seen_by(limited_to)
+        versions = visible_versions(user, limited_to=limited_to)
         return RowsDigest(_page(versions, user, limited_to, counted=False))
 
     def count(limited_to):
-        return _count(StandIn(pk=owner), limited_to)
+        return _count(user, limited_to)
 
     return {
         "page_digest": by_token_rule(workspace, digest),
