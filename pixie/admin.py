@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models.functions import Length
 from django.http import Http404
 from django.shortcuts import redirect
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.models import Plan
@@ -28,13 +28,13 @@ from .audit_log import (
     audit_page,
     audit_query,
     object_types,
-    with_objects,
 )
+from .audit_rows import rows_html
 from .dashboard import viewer_notifications, workspace_dashboard
 from .errors import PixieError, ValidationFailed
 from .installer.plans import plan_create, version_to_plan
 from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
-from .permissions import opens_audited_objects, reads_audit_log
+from .permissions import reads_audit_log
 
 
 class MembershipInline(SharedChoicesInline):
@@ -160,8 +160,12 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
         before = str(start + 1) if start is not None else request.GET.get("before", "")
         try:
             query = audit_query(request.GET)
-            rows = with_objects(audit_entries(query), SHOWN_OBJECTS)
-            page = audit_page(rows, before=before, after=request.GET.get("after", ""))
+            page = audit_page(
+                audit_entries(query),
+                before=before,
+                after=request.GET.get("after", ""),
+                first=SHOWN_OBJECTS,
+            )
         except ValidationFailed as refused:
             problems, page = refused.problems, Page(entries=[], older=None, newer=None)
         member_of = set(
@@ -173,7 +177,7 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
             request,
             "admin/pixie/auditentry/log.html",
             "Audit log",
-            rows=[self._row(request, entry, member_of) for entry in page.entries],
+            rows=rows_html(page.entries, user=request.user, member_of=member_of),
             page=page,
             problems=problems,
             filters=filters,
@@ -196,26 +200,6 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
             return redirect(reverse("admin:pixie_auditentry_changelist"))
         return audit_export(audit_entries(query), csv=request.path.endswith(".csv"))
 
-    def _row(self, request, entry, member_of: set[int]) -> dict:
-        # A link only where the reader may follow it.
-        may_open = opens_audited_objects(request.user, entry, member_of)
-        return {
-            "entry": entry,
-            "plan_url": (
-                reverse("admin:catalog_plan_review", args=[entry.plan_id])
-                if entry.plan_id and may_open
-                else ""
-            ),
-            "objects": [
-                {
-                    "name": version.object_repr,
-                    "url": _object_url(version) if may_open else _history_url(version),
-                }
-                for version in entry.revision.first_objects
-            ],
-            "more": max(entry.object_count - len(entry.revision.first_objects), 0),
-        }
-
 
 HEADS_SHOWN = 20
 
@@ -229,20 +213,3 @@ def _chain_state() -> dict:
         "heads": AuditChain.objects.order_by(Length("key"), "key")[:HEADS_SHOWN],
         "more_heads": max(count - HEADS_SHOWN, 0),
     }
-
-
-def _history_url(version) -> str:
-    """For a reader who may not open the object: its history, where they may read it (an
-    operator reads every workspace's skills' revisions, not their pages)."""
-    kind = version.content_type
-    if (kind.app_label, kind.model) == ("catalog", "workspaceskill"):
-        return reverse("admin:catalog_workspaceskill_compare", args=[version.object_id])
-    return ""
-
-
-def _object_url(version) -> str:
-    kind = version.content_type
-    try:
-        return reverse(f"admin:{kind.app_label}_{kind.model}_change", args=[version.object_id])
-    except NoReverseMatch:  # a kind the admin does not show on a page of its own
-        return ""

@@ -15,7 +15,7 @@ from datetime import date, datetime, time, timedelta
 
 import reversion
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Window
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -123,8 +123,8 @@ def _day_start(day: date) -> datetime:
 
 
 def audit_entries(query: AuditQuery) -> QuerySet[AuditEntry]:
-    """The entries the query asks for, newest first, with who and where (no objects)."""
-    rows = AuditEntry.objects.select_related("revision__user", "workspace")
+    """The entries the query asks for, newest first (entry_rows reads them)."""
+    rows = AuditEntry.objects.all()
     if query.person:
         rows = rows.filter(revision__user__username=query.person)
     if query.workspace == CATALOG:
@@ -153,88 +153,21 @@ def audit_entries(query: AuditQuery) -> QuerySet[AuditEntry]:
     return rows.order_by("-revision_id")
 
 
-def with_objects(entries: QuerySet[AuditEntry], first: int) -> QuerySet[AuditEntry]:
-    """Each entry's first ``first`` recorded objects, in one windowed query a page: an
-    apply that recorded 4,000 rows reads ``first`` of them, and object_count says the
-    rest."""
-    versions = (
-        Version.objects.select_related("content_type")
-        .only("revision_id", "object_id", "object_repr", "content_type")
-        .order_by("id")
-    )
-    return entries.prefetch_related(
-        Prefetch("revision__version_set", queryset=versions[:first], to_attr="first_objects")
-    )
-
-
-@dataclass
-class Page:
-    entries: list[AuditEntry]
-    older: int | None  # the `before` of the next (older) page, None at the oldest
-    newer: int | None  # the `after` of the previous (newer) page, None at the newest
-
-
-def _position(value: str, name: str) -> int | None:
-    if not value:
-        return None
-    if value.isdigit() and len(value) < 19:
-        return int(value)
-    raise ValidationFailed(f"{name}: {value[:40]!r} is not a position in the log.")
-
-
-def audit_page(entries: QuerySet[AuditEntry], *, before: str = "", after: str = "", size=50):
-    """One page of newest-first entries: those older than ``before``, or else the ones
-    just newer than ``after``, or else the newest. One query, whatever the page."""
-    older_than, newer_than = _position(before, "before"), _position(after, "after")
-    if newer_than is not None and older_than is None:
-        rows = list(entries.filter(revision_id__gt=newer_than).order_by("revision_id")[: size + 1])
-        more_newer = len(rows) > size
-        rows = rows[:size][::-1]
-        return Page(
-            entries=rows,
-            older=rows[-1].revision_id if rows else newer_than + 1,
-            newer=rows[0].revision_id if rows and more_newer else None,
-        )
-    if older_than is not None:
-        entries = entries.filter(revision_id__lt=older_than)
-    rows = list(entries[: size + 1])
-    more_older = len(rows) > size
-    rows = rows[:size]
-    return Page(
-        entries=rows,
-        older=rows[-1].revision_id if rows and more_older else None,
-        newer=rows[0].revision_id if rows and older_than is not None else None,
-    )
-
-
-# --- entries as data: the API (through its serializer) and both exports ----------------
-
-
-def entry_objects(entry: AuditEntry) -> list[dict]:
-    return [
-        {
-            "type": f"{version.content_type.app_label}.{version.content_type.model}",
-            "id": version.object_id,
-            "name": version.object_repr,
-        }
-        for version in entry.revision.first_objects
-    ]
-
-
-EXPORT_FIELDS = {
-    "id": "revision_id",
-    "at": "revision__date_created",
-    "by": "revision__user__username",
-    "workspace": "workspace__slug",
-    "channel": "channel",
-    "plan": "plan_id",
-    "comment": "revision__comment",
-    "object_count": "object_count",
-}
+# A row of the log as plain values, read beside its revision, person and workspace: no
+# model objects, so a page of fifty costs little more than the bare SELECT of its rows.
+ROW_COLUMNS = (
+    "revision_id", "revision__date_created", "revision__user__username", "revision__comment",
+    "scope", "workspace_id", "workspace__slug", "workspace__name", "channel", "plan_id",
+    "object_count",
+)  # fmt: skip
 
 
 def _first_objects_of(revision_ids: list[int], first: int) -> dict[int, list[dict]]:
-    """The first ``first`` objects of each revision, as plain values: one windowed query."""
+    """The first ``first`` objects of each revision, as plain values, in one windowed
+    query: an apply that recorded 4,000 objects reads ``first`` of them, and its
+    object_count says the rest."""
+    if not revision_ids:
+        return {}
     numbered = (
         Version.objects.filter(revision_id__in=revision_ids)
         .annotate(place=Window(RowNumber(), partition_by=F("revision_id"), order_by=F("id").asc()))
@@ -251,20 +184,89 @@ def _first_objects_of(revision_ids: list[int], first: int) -> dict[int, list[dic
     return found
 
 
+def entries_data(rows: list[dict], first: int) -> list[dict]:
+    """Rows of entries (read with ROW_COLUMNS) as the API, the exports and the admin's
+    page give them, each with its first ``first`` objects: one query for them all."""
+    objects = _first_objects_of([row["revision_id"] for row in rows], first)
+    return [
+        {
+            "id": row["revision_id"],
+            "at": row["revision__date_created"],
+            "by": row["revision__user__username"],
+            "where": where_in_words(row["scope"], row["workspace__name"]),
+            "scope": row["scope"],
+            "workspace": row["workspace__slug"],
+            "workspace_id": row["workspace_id"],
+            "channel": row["channel"],
+            "plan": row["plan_id"],
+            "comment": row["revision__comment"],
+            "object_count": row["object_count"],
+            "objects": objects.get(row["revision_id"], []),
+        }
+        for row in rows
+    ]
+
+
+def entry_rows(entries: QuerySet[AuditEntry]) -> QuerySet[dict]:
+    return entries.values(*ROW_COLUMNS)
+
+
+@dataclass
+class Page:
+    entries: list[dict]  # as entries_data() gives them
+    older: int | None  # the `before` of the next (older) page, None at the oldest
+    newer: int | None  # the `after` of the previous (newer) page, None at the newest
+
+
+def _position(value: str, name: str) -> int | None:
+    if not value:
+        return None
+    if value.isdigit() and len(value) < 19:
+        return int(value)
+    raise ValidationFailed(f"{name}: {value[:40]!r} is not a position in the log.")
+
+
+def audit_page(
+    entries: QuerySet[AuditEntry], *, before: str = "", after: str = "", size=50, first: int
+) -> Page:
+    """One page of newest-first entries, each with its first ``first`` objects: those
+    older than ``before``, or else the ones just newer than ``after``, or else the
+    newest. Two queries, whatever the page."""
+    older_than, newer_than = _position(before, "before"), _position(after, "after")
+    rows = entry_rows(entries)
+    if newer_than is not None and older_than is None:
+        found = list(rows.filter(revision_id__gt=newer_than).order_by("revision_id")[: size + 1])
+        more_newer = len(found) > size
+        shown = entries_data(found[:size][::-1], first)
+        return Page(
+            entries=shown,
+            older=shown[-1]["id"] if shown else newer_than + 1,
+            newer=shown[0]["id"] if shown and more_newer else None,
+        )
+    if older_than is not None:
+        rows = rows.filter(revision_id__lt=older_than)
+    found = list(rows[: size + 1])
+    more_older = len(found) > size
+    shown = entries_data(found[:size], first)
+    return Page(
+        entries=shown,
+        older=shown[-1]["id"] if shown and more_older else None,
+        newer=shown[0]["id"] if shown and older_than is not None else None,
+    )
+
+
+# --- the exports -----------------------------------------------------------------------
+
+
 def _all_of(entries: QuerySet[AuditEntry]) -> Iterator[dict]:
     """Every entry of the query as it is exported, newest first: a chunk of plain rows
-    (no model objects) and their first objects, two queries a chunk, by keyset."""
+    and their first objects, two queries a chunk, by keyset."""
     last = None
-    columns = [*EXPORT_FIELDS.values(), "scope", "workspace__name"]
     while True:
         chunk = entries if last is None else entries.filter(revision_id__lt=last)
-        rows = list(chunk.values(*columns)[:EXPORT_CHUNK])
-        objects = _first_objects_of([row["revision_id"] for row in rows], LISTED_OBJECTS)
-        for row in rows:
-            data = {name: row[column] for name, column in EXPORT_FIELDS.items()}
+        rows = list(entry_rows(chunk)[:EXPORT_CHUNK])
+        for data in entries_data(rows, LISTED_OBJECTS):
             data["at"] = data["at"].isoformat()
-            data["where"] = where_in_words(row["scope"], row["workspace__name"])
-            data["objects"] = objects.get(row["revision_id"], [])
             yield data
         if len(rows) < EXPORT_CHUNK:
             return

@@ -25,8 +25,8 @@ from .audit_log import (
     audit_entries,
     audit_export,
     audit_query,
-    entry_objects,
-    with_objects,
+    entries_data,
+    entry_rows,
 )
 from .errors import PermissionRefused
 from .models import AuditEntry
@@ -41,14 +41,18 @@ class ChangedObject(TypedDict):
 
 
 class HistoryEntrySerializer(serializers.Serializer):
-    id = serializers.IntegerField(source="revision_id", help_text="The revision's id.")
-    at = serializers.DateTimeField(source="revision.date_created")
-    by = serializers.CharField(source="revision.user.username", default=None, allow_null=True)
-    comment = serializers.CharField(source="revision.comment")
+    """An entry as pixie.audit_log.entries_data gives it. The lists below build their
+    pages from that data directly (EntriesAsData); this declares their shape, and a test
+    holds the two alike."""
+
+    id = serializers.IntegerField(help_text="The revision's id.")
+    at = serializers.DateTimeField()
+    by = serializers.CharField(allow_null=True)
+    comment = serializers.CharField()
     channel = serializers.ChoiceField(
         choices=AuditEntry.Channel.choices, help_text="The path the change came through."
     )
-    plan = serializers.IntegerField(source="plan_id", allow_null=True)
+    plan = serializers.IntegerField(allow_null=True)
     object_count = serializers.IntegerField(help_text="How many objects the change recorded.")
     objects = serializers.SerializerMethodField(
         help_text=f"The first {LISTED_OBJECTS} of them; the rest page on at …/objects/."
@@ -56,7 +60,7 @@ class HistoryEntrySerializer(serializers.Serializer):
 
     def get_objects(self, entry) -> list[ChangedObject]:
         """Each object the change recorded: its kind (app.model), id, and name then."""
-        return entry_objects(entry)
+        return entry["objects"]
 
 
 class AuditEntrySerializer(HistoryEntrySerializer):
@@ -65,9 +69,7 @@ class AuditEntrySerializer(HistoryEntrySerializer):
         '"several workspaces".'
     )
     scope = serializers.ChoiceField(choices=AuditEntry.Scope.choices)
-    workspace = serializers.CharField(
-        source="workspace.slug", default=None, allow_null=True, help_text="Its slug."
-    )
+    workspace = serializers.CharField(allow_null=True, help_text="Its slug.")
 
 
 class NewestFirst(CursorPagination):
@@ -75,7 +77,26 @@ class NewestFirst(CursorPagination):
     page_size = 50
 
 
-class WorkspaceHistory(InWorkspace, generics.ListAPIView):
+AT = serializers.DateTimeField()  # the API's form of a time, as the serializer gives it
+
+
+class EntriesAsData:
+    """A list of entries read as plain values (two queries a page) and given as its
+    serializer declares them, without running it: field by field through DRF, fifty
+    entries cost more than reading them did."""
+
+    def list(self, request, *args, **kwargs):
+        rows = self.paginate_queryset(entry_rows(self.get_queryset()))
+        fields = list(self.get_serializer().fields)
+        return self.get_paginated_response(
+            [
+                {name: entry[name] for name in fields} | {"at": AT.to_representation(entry["at"])}
+                for entry in entries_data(rows, LISTED_OBJECTS)
+            ]
+        )
+
+
+class WorkspaceHistory(EntriesAsData, InWorkspace, generics.ListAPIView):
     """Every recorded change to the workspace: who, when, why, the path it came through,
     the plan it belongs to and the objects it recorded. Its members read it, and auditors."""
 
@@ -84,10 +105,7 @@ class WorkspaceHistory(InWorkspace, generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self):
-        entries = AuditEntry.objects.filter(workspace=self.workspace()).select_related(
-            "revision__user"
-        )
-        return with_objects(entries, LISTED_OBJECTS)
+        return AuditEntry.objects.filter(workspace=self.workspace())
 
 
 class ObjectSerializer(serializers.Serializer):
@@ -157,7 +175,7 @@ class ReadsAuditLog:
 
 
 @extend_schema(parameters=FILTER_PARAMETERS)
-class AuditLog(ReadsAuditLog, generics.ListAPIView):
+class AuditLog(EntriesAsData, ReadsAuditLog, generics.ListAPIView):
     """Every recorded change across the catalog and all workspaces, newest first, with
     the filters of the admin's audit log."""
 
@@ -165,7 +183,7 @@ class AuditLog(ReadsAuditLog, generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self):
-        return with_objects(self.entries(), LISTED_OBJECTS)
+        return self.entries()
 
 
 class AnyAccept(BaseContentNegotiation):

@@ -73,34 +73,35 @@ def require_owner(*, user, workspace, role: str | None = None) -> None:
 
 
 OPERATORS_GROUP = "operators"
-
-
-def is_operator(user) -> bool:
-    """A superuser or a member of the group ``operators`` (one query, kept on the user)."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    if user.is_superuser:
-        return True
-    cached = getattr(user, "_pixie_is_operator", None)
-    if cached is None:
-        cached = user.groups.filter(name=OPERATORS_GROUP).exists()
-        user._pixie_is_operator = cached
-    return cached
-
-
 AUDITORS_GROUP = "auditors"
 
 
-def is_auditor(user) -> bool:
-    """A member of the group ``auditors``: reads everything, changes nothing (one query,
-    kept on the user)."""
+def _staff_groups(user) -> frozenset[str]:
+    """Which of Pixie's two staff groups the user is in: one query for both, kept on the
+    user (a page asks is_operator and is_auditor both, often more than once)."""
+    cached = getattr(user, "_pixie_staff_groups", None)
+    if cached is None:
+        cached = frozenset(
+            user.groups.filter(name__in=(OPERATORS_GROUP, AUDITORS_GROUP)).values_list(
+                "name", flat=True
+            )
+        )
+        user._pixie_staff_groups = cached
+    return cached
+
+
+def is_operator(user) -> bool:
+    """A superuser or a member of the group ``operators``."""
     if not user.is_authenticated or not user.is_active:
         return False
-    cached = getattr(user, "_pixie_is_auditor", None)
-    if cached is None:
-        cached = user.groups.filter(name=AUDITORS_GROUP).exists()
-        user._pixie_is_auditor = cached
-    return cached
+    return user.is_superuser or OPERATORS_GROUP in _staff_groups(user)
+
+
+def is_auditor(user) -> bool:
+    """A member of the group ``auditors``: reads everything, changes nothing."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return AUDITORS_GROUP in _staff_groups(user)
 
 
 def sees_every_workspace(user) -> bool:
@@ -122,15 +123,15 @@ def reads_audit_log(user) -> bool:
     return is_operator(user) or is_auditor(user)
 
 
-def opens_audited_objects(user, entry, member_of: set[int]) -> bool:
+def opens_audited_objects(user, scope: str, workspace_id: int | None, member_of: set[int]) -> bool:
     """Whether an audit entry's plan and objects are links for this reader. The log says
     what changed everywhere; the objects themselves stay their workspace's: an operator
     who is not a member reads that an owner edited @invoice-chase in acme, and opens the
     skill only as an auditor or a member would. ``member_of``: the reader's workspace ids."""
     return (
         sees_every_workspace(user)
-        or entry.scope == AuditEntry.Scope.CATALOG
-        or (entry.scope == AuditEntry.Scope.WORKSPACE and entry.workspace_id in member_of)
+        or scope == AuditEntry.Scope.CATALOG
+        or (scope == AuditEntry.Scope.WORKSPACE and workspace_id in member_of)
     )
 
 

@@ -11,6 +11,14 @@ from django.urls import reverse
 
 from catalog.models import WorkspaceSkill
 from pixie.audit import audited
+from pixie.audit_log import (
+    LISTED_OBJECTS,
+    AuditQuery,
+    audit_entries,
+    entries_data,
+    entry_rows,
+)
+from pixie.history_api import AuditEntrySerializer, HistoryEntrySerializer
 from pixie.models import AuditEntry, Workspace
 from pixie.permissions import AUDITORS_GROUP
 from tests.clients import admin_for, api_for
@@ -140,7 +148,7 @@ def test_the_page_walks_older_and_back_by_position_in_bounded_queries(
     # The second page's "Newer" leads back to the first.
     second = client.get(f"{LOG}?before={everything[49]}")
     back = client.get(f"{LOG}?after={second.context['page'].newer}")
-    assert [e.revision_id for e in back.context["page"].entries] == everything[:50]
+    assert [e["id"] for e in back.context["page"].entries] == everything[:50]
     assert client.get(f"{LOG}?before=a-cursor").status_code == 200  # named, not a crash
 
 
@@ -248,3 +256,61 @@ def test_a_workspace_s_members_page_through_every_object_of_a_large_change(
     assert reader.get("/api/workspaces/acme/history/999999/objects/").status_code == 404
     stranger = api_for(make_user("sid"))
     assert stranger.get(url).status_code == 404
+
+
+def test_the_api_lists_entries_exactly_as_its_serializers_declare_them(
+    world, django_assert_max_num_queries
+):
+    """Both lists build their pages from plain values without running the serializer
+    (pixie.history_api.EntriesAsData); the serializer, run on the same data, must say
+    the same, so the documented schema is what clients get."""
+    auditor = world["auditor"]
+    globex = Workspace.objects.get(slug="globex")
+    with audited(actor=None, comment="Renamed by the system"):
+        globex.name = "Globex"
+        globex.save()
+    with django_assert_max_num_queries(6):  # session, person, groups, entries, objects
+        answer = api_for(auditor).get("/api/audit/")
+    listed = answer.json()["results"]
+    entries = entries_data(list(entry_rows(audit_entries(AuditQuery()))[:50]), LISTED_OBJECTS)
+    assert listed == json.loads(json.dumps(AuditEntrySerializer(entries, many=True).data))
+    assert {entry["where"] for entry in listed} >= {"Acme", "Globex", "the catalog"}
+    assert any(entry["by"] is None for entry in listed)  # a change by no one: null, not ""
+
+    member_view = api_for(world["owner"]).get("/api/workspaces/acme/history/").json()["results"]
+    acme = audit_entries(AuditQuery(workspace="acme"))
+    entries = entries_data(list(entry_rows(acme)[:50]), LISTED_OBJECTS)
+    assert member_view == json.loads(json.dumps(HistoryEntrySerializer(entries, many=True).data))
+    assert set(member_view[0]) == {
+        "id", "at", "by", "comment", "channel", "plan", "object_count", "objects",
+    }  # fmt: skip
+    assert member_view[0]["at"].endswith("Z")  # UTC, as DRF writes it
+
+
+def test_the_page_shows_people_s_words_as_text_and_links_what_the_reader_may_open(world):
+    owner, workspace = world["owner"], world["workspace"]
+    with audited(actor=owner, comment="Renamed acme"):
+        workspace.name = 'Acme <b>&</b> "Co"'
+        workspace.save()
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    edit = reverse("admin:catalog_workspaceskill_edit", args=[skill.pk])
+    words = "<script>alert(1)</script> & @invoice-chase"
+    form = {"name": "Invoice chase", "body": "Chase.", "comment": words}
+    assert admin_for(owner).post(edit, form).status_code == 302
+
+    page = admin_for(world["auditor"]).get(LOG, {"workspace": "acme"}).content.decode()
+    assert "<script>alert(1)</script>" not in page and "<b>&</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; @invoice-chase" in page
+    assert "Acme &lt;b&gt;&amp;&lt;/b&gt; &quot;Co&quot;" in page
+    row = page.split('<tr id="entry-')[1].split("</tr>")[0]  # the newest: the edit
+    opens = reverse("admin:catalog_workspaceskill_change", args=[skill.pk])
+    assert f'href="{opens}">@invoice-chase</a>' in row
+    assert f'href="?person={owner.username}"' in row and 'href="?workspace=acme"' in row
+
+    # An operator who is not acme's member reads the skill's history, not its page.
+    operator = make_user("opal")
+    operator.groups.add(Group.objects.get(name="operators"))
+    theirs = admin_for(operator).get(LOG, {"workspace": "acme"}).content.decode()
+    row = theirs.split('<tr id="entry-')[1].split("</tr>")[0]
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
+    assert f'href="{compare}">@invoice-chase</a>' in row and opens not in row
