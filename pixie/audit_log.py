@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 import reversion
+from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Window
+from django.db import connection
+from django.db.models import BooleanField, Exists, F, OuterRef, Q, QuerySet, Window
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import RowNumber
 from django.http import StreamingHttpResponse
 from django.utils import timezone
-from reversion.models import Version
+from reversion.models import Revision, Version
 
 from .errors import ValidationFailed
 from .models import AuditEntry, Workspace, where_in_words
@@ -146,9 +149,13 @@ def audit_entries(query: AuditQuery) -> QuerySet[AuditEntry]:
     if query.until:  # the whole day named
         rows = rows.filter(revision__date_created__lt=_day_start(query.until + timedelta(1)))
     if query.search:
+        # Both sides on the revision's own columns, each with its index on PostgreSQL (the
+        # comment's trigram index, migration 0008; user_id's): an OR across a join would
+        # walk the whole log instead. The people named are found first (one query).
+        named = get_user_model().objects.filter(username__iexact=query.search)
         rows = rows.filter(
             Q(revision__comment__icontains=query.search)
-            | Q(revision__user__username__iexact=query.search)
+            | Q(revision__user_id__in=list(named.values_list("pk", flat=True)))
         )
     return rows.order_by("-revision_id")
 
@@ -211,6 +218,22 @@ def entry_rows(entries: QuerySet[AuditEntry]) -> QuerySet[dict]:
     return entries.values(*ROW_COLUMNS)
 
 
+_REVISION_ID = ".".join(map(connection.ops.quote_name, (Revision._meta.db_table, "id")))
+
+
+def keyset(entries: QuerySet, position: int, *, newer: bool) -> QuerySet:
+    """The entries newer (or older) than the revision at ``position``, bounded on both
+    sides of the entry's join to its revision. Django writes the bound on the entry's
+    column only (revision__id is the entry's own revision_id), and PostgreSQL then merges
+    the join walking the revisions down from the newest: half the log read for a page
+    half-way down (85 ms at 1,000,000 rows; 0.7 ms with both bounds). The second bound
+    is the same condition (the join's columns are equal), so no result changes."""
+    on_entry = Q(revision_id__gt=position) if newer else Q(revision_id__lt=position)
+    sql = f"{_REVISION_ID} {'>' if newer else '<'} %s"  # the model's names; the value bound
+    on_revision = RawSQL(sql, [position], output_field=BooleanField())  # noqa: S611
+    return entries.filter(on_entry, on_revision)
+
+
 @dataclass
 class Page:
     entries: list[dict]  # as entries_data() gives them
@@ -235,7 +258,8 @@ def audit_page(
     older_than, newer_than = _position(before, "before"), _position(after, "after")
     rows = entry_rows(entries)
     if newer_than is not None and older_than is None:
-        found = list(rows.filter(revision_id__gt=newer_than).order_by("revision_id")[: size + 1])
+        newer = keyset(rows, newer_than, newer=True)
+        found = list(newer.order_by("revision_id")[: size + 1])
         more_newer = len(found) > size
         shown = entries_data(found[:size][::-1], first)
         return Page(
@@ -244,7 +268,7 @@ def audit_page(
             newer=shown[0]["id"] if shown and more_newer else None,
         )
     if older_than is not None:
-        rows = rows.filter(revision_id__lt=older_than)
+        rows = keyset(rows, older_than, newer=False)
     found = list(rows[: size + 1])
     more_older = len(found) > size
     shown = entries_data(found[:size], first)
@@ -263,8 +287,8 @@ def _all_of(entries: QuerySet[AuditEntry]) -> Iterator[dict]:
     and their first objects, two queries a chunk, by keyset."""
     last = None
     while True:
-        chunk = entries if last is None else entries.filter(revision_id__lt=last)
-        rows = list(entry_rows(chunk)[:EXPORT_CHUNK])
+        chunk = entry_rows(entries)
+        rows = list((chunk if last is None else keyset(chunk, last, newer=False))[:EXPORT_CHUNK])
         for data in entries_data(rows, LISTED_OBJECTS):
             data["at"] = data["at"].isoformat()
             yield data

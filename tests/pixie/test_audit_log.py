@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.contrib.auth.models import Group
+from django.db import connection, transaction
 from django.urls import reverse
 
 from catalog.models import WorkspaceSkill
@@ -17,6 +18,7 @@ from pixie.audit_log import (
     audit_entries,
     entries_data,
     entry_rows,
+    keyset,
 )
 from pixie.history_api import AuditEntrySerializer, HistoryEntrySerializer
 from pixie.models import AuditEntry, Workspace
@@ -24,6 +26,7 @@ from pixie.permissions import AUDITORS_GROUP
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import install
+from tests.services import service_missing
 
 pytestmark = pytest.mark.django_db
 
@@ -252,7 +255,7 @@ def test_a_workspace_s_members_page_through_every_object_of_a_large_change(
         objects += body["results"]
         next_url = body["next"]
     assert len(objects) == applied.object_count == 130
-    assert len({o['id'] for o in objects}) == 130
+    assert len({o["id"] for o in objects}) == 130
     assert reader.get("/api/workspaces/acme/history/999999/objects/").status_code == 404
     stranger = api_for(make_user("sid"))
     assert stranger.get(url).status_code == 404
@@ -314,3 +317,68 @@ def test_the_page_shows_people_s_words_as_text_and_links_what_the_reader_may_ope
     row = theirs.split('<tr id="entry-')[1].split("</tr>")[0]
     compare = reverse("admin:catalog_workspaceskill_compare", args=[skill.pk])
     assert f'href="{compare}">@invoice-chase</a>' in row and opens not in row
+
+
+def test_a_search_reads_comments_and_people_by_index_on_postgresql(world):
+    """On PostgreSQL the search's two sides are each an index's (the comments' trigram
+    index, migration 0008, and the revisions' user_id), so a rare word does not walk the
+    whole log newest first."""
+    if connection.vendor != "postgresql":
+        service_missing("the comments' trigram index is PostgreSQL's (pg_trgm)")
+    owner = world["owner"]
+    rows = entry_rows(audit_entries(AuditQuery(search=owner.username.upper())))[:51]
+    found = {row["revision__user__username"] for row in rows}
+    assert found == {owner.username}  # the person, whatever the case of the name
+    renamed = list(entry_rows(audit_entries(AuditQuery(search="renamed GLOBEX"))))
+    assert [row["revision__comment"] for row in renamed] == ["Renamed globex"]
+    sql, params = rows.query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a test's few rows: force the choice
+        cursor.execute("SET LOCAL enable_indexscan = off")  # not the newest-first walk
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "pixie_revision_comment_search" in plan, plan
+    assert "reversion_revision_user_id" in plan, plan
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_a_page_deep_in_the_log_reads_a_page_of_revisions_not_the_log_above_it(world):
+    """Pages and export chunks go by keyset (pixie.audit_log.keyset): a page half-way down
+    20,000 changes reads about a page of revisions, not the 10,000 above it."""
+    if connection.vendor != "postgresql":
+        service_missing("the plan read here is PostgreSQL's (EXPLAIN ANALYZE)")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT MAX(id) FROM reversion_revision")
+        (start,) = cursor.fetchone()
+        span = [start + 1, start + 20_000]
+        cursor.execute(
+            "INSERT INTO reversion_revision (id, date_created, comment) "
+            "SELECT n, now(), 'Bulk change ' || n FROM generate_series(%s, %s) n",
+            span,
+        )
+        cursor.execute(
+            "INSERT INTO pixie_auditentry (revision_id, scope, channel, object_count, chain, "
+            "sequence, digest) SELECT n, 'catalog', 'command', 0, 'bulk', n, '' "
+            "FROM generate_series(%s, %s) n",
+            span,
+        )
+        cursor.execute("ANALYZE reversion_revision")
+        cursor.execute("ANALYZE pixie_auditentry")
+    middle = start + 10_000
+    page = keyset(entry_rows(audit_entries(AuditQuery())), middle, newer=False)[:51]
+    assert [row["revision_id"] for row in page] == list(range(middle - 1, middle - 52, -1))
+    sql, params = page.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        (plan,) = cursor.fetchone()[0]
+    revisions_read = sum(
+        node["Actual Rows"] * node["Actual Loops"]
+        for node in _plan_nodes(plan["Plan"])
+        if node.get("Relation Name") == "reversion_revision"
+    )
+    assert revisions_read <= 100, revisions_read
