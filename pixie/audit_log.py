@@ -17,9 +17,8 @@ import reversion
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
-from django.db.models import BooleanField, Exists, F, OuterRef, Q, QuerySet, Window
+from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import RowNumber
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from reversion.models import Revision, Version
@@ -169,19 +168,36 @@ ROW_COLUMNS = (
 )  # fmt: skip
 
 
+# Each revision's first objects, numbered by a window, written by hand: the ORM's Window
+# over an IN list took five times the query's own time to build and compile (2.1 ms
+# against 0.4 ms for a page of fifty). The ids go as one array (a JSON array on SQLite),
+# so the statement's text never changes and PostgreSQL plans it once (prepared_cursor).
+_FIRST_OBJECTS = """
+    SELECT revision_id, content_type_id, object_id, object_repr FROM (
+        SELECT revision_id, content_type_id, object_id, object_repr, id,
+               ROW_NUMBER() OVER (PARTITION BY revision_id ORDER BY id) AS place
+        FROM {versions} WHERE revision_id {among}
+    ) numbered
+    WHERE place <= %s ORDER BY revision_id, id
+"""
+_AMONG = {"postgresql": "= ANY(%s)", "sqlite": "IN (SELECT value FROM json_each(%s))"}
+
+
 def _first_objects_of(revision_ids: list[int], first: int) -> dict[int, list[dict]]:
     """The first ``first`` objects of each revision, as plain values, in one windowed
     query: an apply that recorded 4,000 objects reads ``first`` of them, and its
     object_count says the rest."""
     if not revision_ids:
         return {}
-    numbered = (
-        Version.objects.filter(revision_id__in=revision_ids)
-        .annotate(place=Window(RowNumber(), partition_by=F("revision_id"), order_by=F("id").asc()))
-        .filter(place__lte=first)
-        .order_by("revision_id", "id")
-        .values_list("revision_id", "content_type_id", "object_id", "object_repr")
+    sql = _FIRST_OBJECTS.format(
+        versions=connection.ops.quote_name(Version._meta.db_table),
+        among=_AMONG[connection.vendor],
     )
+    ids = revision_ids if connection.vendor == "postgresql" else json.dumps(revision_ids)
+    opened = getattr(connection, "prepared_cursor", connection.cursor)
+    with opened() as cursor:
+        cursor.execute(sql, [ids, first])
+        numbered = cursor.fetchall()
     found: dict[int, list[dict]] = {}
     for revision_id, kind, object_id, name in numbered:
         label = ContentType.objects.get_for_id(kind)  # cached for the process
