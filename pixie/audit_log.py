@@ -243,7 +243,8 @@ def keyset(entries: QuerySet, position: int, *, newer: bool) -> QuerySet:
     column only (revision__id is the entry's own revision_id), and PostgreSQL then merges
     the join walking the revisions down from the newest: half the log read for a page
     half-way down (85 ms at 1,000,000 rows; 0.7 ms with both bounds). The second bound
-    is the same condition (the join's columns are equal), so no result changes."""
+    is the same condition (the join's columns are equal), so no result changes.
+    ``entries`` must read the revision's columns (entry_rows does), which joins it."""
     on_entry = Q(revision_id__gt=position) if newer else Q(revision_id__lt=position)
     sql = f"{_REVISION_ID} {'>' if newer else '<'} %s"  # the model's names; the value bound
     on_revision = RawSQL(sql, [position], output_field=BooleanField())  # noqa: S611
