@@ -10,7 +10,7 @@ holds the rest of the page.
 from functools import cache
 from urllib.parse import quote
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
@@ -27,9 +27,10 @@ SAMPLE_ID = "7301000173"  # an id no address holds otherwise
 
 
 @cache
-def _link_around(name: str) -> tuple[str, str] | None:
+def _link_around(name: str, urlconf, prefix: str) -> tuple[str, str] | None:
     """The admin address named ``name`` for any object id, as the text before and after
-    the id (reverse() was the slow part of a row), or None if the admin has no such page."""
+    the id (reverse() was the slow part of a row), or None if the admin has no such page.
+    Kept per URLconf and script prefix, as reverse() itself depends on them."""
     try:
         before, after = reverse(name, args=[SAMPLE_ID]).split(SAMPLE_ID)
     except NoReverseMatch:  # a kind the admin does not show on a page of its own
@@ -38,7 +39,7 @@ def _link_around(name: str) -> tuple[str, str] | None:
 
 
 def _url(name: str, object_id) -> str:
-    around = _link_around(name)
+    around = _link_around(name, get_urlconf(), get_script_prefix())
     if around is None:
         return ""
     # Quoted as reverse() quotes its arguments (the ids recorded are numbers, but the
