@@ -18,6 +18,7 @@ from pixie.admin_scoping import (
 )
 from pixie.errors import PixieError
 from pixie.permissions import is_operator
+from pixie.whole_numbers import whole_number
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages
@@ -94,7 +95,7 @@ class PublisherAdmin(PublisherKeyPages, PublisherTrustPages, ReadOnlyHistoryAdmi
         extra = {
             "can_trust": is_operator(request.user),
             "signing_keys": PublisherKey.objects.filter(publisher_id=object_id)
-            if str(object_id).isdigit()
+            if whole_number(object_id) is not None
             else [],
         }
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Prefetch, QuerySet
 
 from pixie.errors import ValidationFailed
+from pixie.whole_numbers import whole_number
 
 from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text, line_diff
 from .models import RevisionFile, SkillRevision, WorkspaceSkill
@@ -100,9 +101,10 @@ def revision_number(value, name: str) -> int | None:
     if value in (None, ""):
         return None
     text = str(value).strip()
-    if not text.isdigit() or not 1 <= int(text) <= NUMBER_MAX:
+    number = whole_number(text)
+    if number is None or not 1 <= number <= NUMBER_MAX:
         raise ValidationFailed(f"'{name}' must be a revision number (1 or more), not {text!r}")
-    return int(text)
+    return number
 
 
 def comparison_numbers(skill: WorkspaceSkill, before: int | None, after: int | None):

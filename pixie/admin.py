@@ -35,6 +35,7 @@ from .errors import PixieError, ValidationFailed
 from .installer.plans import plan_create, version_to_plan
 from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
 from .permissions import reads_audit_log
+from .whole_numbers import whole_number
 
 
 class MembershipInline(SharedChoicesInline):
@@ -147,8 +148,9 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """An entry's own address: the log from that entry on (its link in other pages)."""
-        entry = AuditEntry.objects.filter(pk=object_id if str(object_id).isdigit() else 0)
-        revision = entry.values_list("revision_id", flat=True).first()
+        number = whole_number(object_id)
+        entry = AuditEntry.objects.filter(pk=number).values_list("revision_id", flat=True)
+        revision = entry.first() if number is not None else None
         if revision is None and self.has_view_permission(request):
             raise Http404("The audit log has no such entry.")
         return self.changelist_view(request, start=revision)

@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 
 from .models import Notification
 from .notifications import notification_choices, notification_choices_set, notifications_mark_read
+from .whole_numbers import whole_number
 
 
 class NotificationPages:
@@ -68,4 +69,4 @@ class NotificationPages:
 
 def _workspace_id(value: str) -> int | None:
     """The home the page was opened from, for a link back (an id, nothing else)."""
-    return int(value) if value.isdigit() and len(value) < 12 else None
+    return whole_number(value, digits=11)

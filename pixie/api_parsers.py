@@ -6,6 +6,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from .strict_json import StrictJSONError, loads
+from .whole_numbers import whole_number
 
 
 class StrictJSONParser(JSONParser):
@@ -14,7 +15,8 @@ class StrictJSONParser(JSONParser):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         request = context.get("request")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
-        if declared and str(declared).isdigit() and int(declared) > limit:
+        length = whole_number(declared or "", digits=30)  # longer: far past the limit
+        if length is not None and length > limit:
             raise ParseError(f"The body is larger than {limit} bytes.")
         raw = stream.read(limit + 1)
         if len(raw) > limit:

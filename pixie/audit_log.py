@@ -25,6 +25,7 @@ from reversion.models import Revision, Version
 
 from .errors import ValidationFailed
 from .models import AuditEntry, Workspace, where_in_words
+from .whole_numbers import whole_number
 
 CATALOG = "catalog"  # the workspace filter's word for "changes to the catalog"
 SEARCH_MAX = 200
@@ -71,12 +72,9 @@ def audit_query(params: Mapping[str, str]) -> AuditQuery:
     """A reader's filters, checked: every problem named, or ValidationFailed."""
     get = {name: (params.get(name) or "").strip() for name in FILTERS}
     problems: list[str] = []
-    plan = None
-    if get["plan"]:
-        if get["plan"].lstrip("#").isdigit() and len(get["plan"]) < 19:
-            plan = int(get["plan"].lstrip("#"))
-        else:
-            problems.append(f"plan: {get['plan'][:40]!r} is not a plan number.")
+    plan = whole_number(get["plan"].removeprefix("#")) if get["plan"] else None
+    if get["plan"] and plan is None:
+        problems.append(f"plan: {get['plan'][:40]!r} is not a plan number.")
     if get["channel"] and get["channel"] not in AuditEntry.Channel.values:
         problems.append(
             f"channel: {get['channel'][:40]!r} is not a path; one of "
@@ -261,8 +259,8 @@ class Page:
 def _position(value: str, name: str) -> int | None:
     if not value:
         return None
-    if value.isdigit() and len(value) < 19:
-        return int(value)
+    if (number := whole_number(value)) is not None:
+        return number
     raise ValidationFailed(f"{name}: {value[:40]!r} is not a position in the log.")
 
 

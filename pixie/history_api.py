@@ -13,7 +13,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.pagination import CursorPagination
 from rest_framework.views import APIView
 from reversion.models import Version
 
@@ -31,7 +30,7 @@ from .audit_log import (
 )
 from .errors import PermissionRefused
 from .models import AuditEntry
-from .pagination import MAX_OFFSET
+from .pagination import MAX_OFFSET, IdCursorPagination
 from .permissions import reads_audit_log
 
 
@@ -73,7 +72,7 @@ class AuditEntrySerializer(HistoryEntrySerializer):
     workspace = serializers.CharField(allow_null=True, help_text="Its slug.")
 
 
-class NewestFirst(CursorPagination):
+class NewestFirst(IdCursorPagination):
     ordering = "-revision_id"  # the id itself: "-revision" would sort by Revision.Meta
     page_size = 50
 
@@ -88,12 +87,11 @@ class EntriesAsData:
 
     def list(self, request, *args, **kwargs):
         entries = self.get_queryset()
-        cursor = self.paginator.decode_cursor(request)  # a made-up one: 404, as DRF says
-        position = cursor.position if cursor else None
-        if position and position.isdigit() and len(position) < 19:
+        cursor = self.paginator.decode_cursor(request)  # a made-up one: 404
+        if cursor is not None and cursor.position is not None:
             # DRF bounds the entry's revision_id; keyset() bounds the revision's side of
             # the join too, without which a page deep in the log walks down to it.
-            entries = keyset(entries, int(position), newer=cursor.reverse)
+            entries = keyset(entries, int(cursor.position), newer=cursor.reverse)
         rows = self.paginate_queryset(entry_rows(entries))
         fields = list(self.get_serializer().fields)
         return self.get_paginated_response(
@@ -125,7 +123,7 @@ class ObjectSerializer(serializers.Serializer):
         return f"{version.content_type.app_label}.{version.content_type.model}"
 
 
-class ByRecordingOrder(CursorPagination):
+class ByRecordingOrder(IdCursorPagination):
     ordering = "id"
     page_size = 100
 

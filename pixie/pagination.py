@@ -8,7 +8,9 @@ in one query.
 from django.core.paginator import EmptyPage, InvalidPage, PageNotAnInteger, Paginator
 from django.db.models import Count, Window
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import PageNumberPagination
+from rest_framework.pagination import CursorPagination, PageNumberPagination
+
+from .whole_numbers import whole_number
 
 # The largest row offset a database takes (a signed 64-bit integer): a page beyond it
 # holds nothing, and asking the database would overflow (SQLite raises OverflowError,
@@ -114,3 +116,17 @@ class CountInPagePagination(PagePagination):
         if paginator.num_pages > 1 and self.template is not None:
             self.display_page_controls = True  # the browsable API's page links
         return self.page.object_list if hasattr(queryset, "read_page") else list(self.page)
+
+
+class IdCursorPagination(CursorPagination):
+    """Cursor pages over a whole-number column (an id). A cursor is the client's to send
+    back: one whose position is not a whole number (made up, "abc", "-5", "²") is refused
+    as DRF refuses a garbled one (404, "Invalid cursor"), before the database is asked to
+    compare the column with it and fails (500)."""
+
+    def decode_cursor(self, request):
+        cursor = super().decode_cursor(request)
+        position = cursor.position if cursor is not None else None
+        if position is not None and whole_number(position) is None:
+            raise NotFound(self.invalid_cursor_message)
+        return cursor

@@ -19,6 +19,7 @@ from pixie.api_schema import QueryParametersSchema
 from pixie.pagination import MAX_OFFSET, CountInPagePagination
 from pixie.permissions import token_workspace_id
 from pixie.row_digest import digests_read
+from pixie.whole_numbers import whole_number
 
 from .conditional import (
     answered_by_etag,
@@ -63,11 +64,10 @@ class BundleList(generics.ListAPIView):
         limit = self.paginator.get_page_size(request)
         # (A number of more digits than MAX_OFFSET has is past the end, and int() of a
         # very long one is refused: the paginator says so.)
-        if not (number.isascii() and number.isdigit() and len(number) < 19) or not limit:
+        page = whole_number(number)
+        if page is None or page < 1 or not limit:
             return None
-        if int(number) < 1:
-            return None
-        bottom = (int(number) - 1) * limit
+        bottom = (page - 1) * limit
         return {"bottom": bottom, "limit": limit} if bottom + limit <= MAX_OFFSET else None
 
     def list(self, request, *args, **kwargs):

@@ -39,6 +39,7 @@ from pixie.admin_scoping import (
 )
 from pixie.errors import PixieError
 from pixie.models import Membership, Workspace
+from pixie.whole_numbers import whole_number
 
 from .plan_apply import SIGNED_KINDS
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
@@ -207,7 +208,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         # The admin's catch-all hands any unmatched path here as an object id
         # (/admin/catalog/plan/1/history/x/change/): only a number names a plan.
-        if not str(object_id).isdigit():
+        if whole_number(object_id) is None:
             raise Http404(f"No plan {object_id}.")
         return HttpResponseRedirect(reverse("admin:catalog_plan_review", args=[object_id]))
 
@@ -425,7 +426,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         }
         left_out = sorted(plan.options.get("leave_out", []))
         if request is not None and "leave-out-shown" in posted:
-            left_out = sorted({int(v) for v in posted.getlist("leave-out") if v.isdigit()})
+            numbers = {whole_number(value) for value in posted.getlist("leave-out")}
+            left_out = sorted(numbers - {None})
         return forks, left_out
 
     def status_view(self, request, plan_id):
@@ -471,8 +473,8 @@ def _generations_page(installation, before: str | None) -> dict:
     """The installation's generations, newest first, 50 a page; older ones page by number
     so the page stays the same size however many plans it has had."""
     generations = installation.generations.select_related("bundle_version", "plan__decided_by")
-    if before and before.isdigit():
-        generations = generations.filter(number__lt=int(before))
+    if (older_than := whole_number(before or "")) is not None:
+        generations = generations.filter(number__lt=older_than)
     shown = list(generations.order_by("-number")[: GENERATIONS_SHOWN + 1])
     older = shown[GENERATIONS_SHOWN:]
     shown = shown[:GENERATIONS_SHOWN]
@@ -528,4 +530,5 @@ def plan_links(plan) -> dict:
 
 
 # What a publish or a yank would touch, on catalog's confirmation pages (its hook).
+
 from . import release_impact  # noqa: E402, F401

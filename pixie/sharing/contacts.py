@@ -11,6 +11,7 @@ from pixie.models import Workspace
 from pixie.permissions import require_owner
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message
+from pixie.whole_numbers import whole_number
 
 from .cards import card_parse
 from .destinations import DestinationRefused, destination_resolve, inbox_parse
@@ -115,8 +116,8 @@ def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Cont
 
 def contact_get(*, workspace: Workspace, contact_id) -> Contact:
     contact = None
-    if str(contact_id).isdigit():
-        contact = Contact.objects.filter(workspace=workspace, pk=int(contact_id)).first()
+    if (number := whole_number(contact_id)) is not None:
+        contact = Contact.objects.filter(workspace=workspace, pk=number).first()
     if contact is None:
         raise Http404(f"{workspace.name} has no contact {contact_id}.")
     return contact

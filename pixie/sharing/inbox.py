@@ -16,6 +16,7 @@ from pixie.models import Workspace
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message, ShareImport
 from pixie.skillshare import SENTINEL, Share, decode
+from pixie.whole_numbers import whole_number
 
 from .delivery import delivery_problem
 from .identities import private_keys
@@ -98,8 +99,8 @@ def messages_of(workspace: Workspace) -> QuerySet[Message]:
 
 def message_get(*, workspace: Workspace, message_id) -> Message:
     message = None
-    if str(message_id).isdigit():
-        message = messages_of(workspace).filter(pk=int(message_id)).first()
+    if (number := whole_number(message_id)) is not None:
+        message = messages_of(workspace).filter(pk=number).first()
     if message is None:
         raise Http404(f"{workspace.name} has no message {message_id}.")
     return message
