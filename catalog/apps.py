@@ -9,7 +9,11 @@ class CatalogConfig(AppConfig):
 
     def ready(self):
         from .roles import operators_group_after_migrate
+        from .tools import builtin_tools_after_migrate
 
         post_migrate.connect(
             operators_group_after_migrate, sender=self, dispatch_uid="catalog-operators-group"
+        )
+        post_migrate.connect(
+            builtin_tools_after_migrate, sender=self, dispatch_uid="catalog-builtin-tools"
         )

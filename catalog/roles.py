@@ -41,7 +41,13 @@ def auditors_group_ensure() -> Group:
     return group
 
 
-def operators_group_after_migrate(sender, **kwargs):
+def operators_group_after_migrate(sender, apps=None, **kwargs):
     # Permissions are created by auth's own post_migrate handler, which runs first.
+    try:
+        if apps is not None:
+            apps.get_model("auth", "Permission")
+            apps.get_model("catalog", "Tool")
+    except LookupError:
+        return  # a migrate of other apps only: these tables are not there yet
     operators_group_ensure()
     auditors_group_ensure()

@@ -30,3 +30,13 @@ def ensure_builtin_tools(tool_model=None) -> int:
     ]
     tool_model.objects.bulk_create(missing)
     return len(missing)
+
+
+def builtin_tools_after_migrate(sender, apps=None, **kwargs):
+    """The tool registry is code: after every migrate (and every flush, which ends the
+    same way) the database holds a row for each built-in tool."""
+    try:
+        tool_model = apps.get_model("catalog", "Tool") if apps else None
+    except LookupError:
+        return  # a migrate of other apps only: the catalog's tables are not there yet
+    ensure_builtin_tools(tool_model)

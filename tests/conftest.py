@@ -2,6 +2,20 @@ import pytest
 from django.core.management import call_command
 
 from pixie.celery import app as celery_app
+from tests import suite
+
+
+def pytest_addoption(parser):
+    suite.add_options(parser)
+
+
+def pytest_collection_modifyitems(config, items):
+    suite.deselect_slow(config, items)
+    suite.heaviest_first(items)
+
+
+def pytest_terminal_summary(terminalreporter):
+    suite.report_over_budget(terminalreporter)
 
 
 @pytest.fixture(autouse=True)
@@ -50,10 +64,33 @@ def fresh_rate_limits(settings):
     settings.CACHES = {**settings.CACHES, "ratelimit": ratelimit}
 
 
+@pytest.fixture(scope="session")
+def worker_data_dir(tmp_path_factory):
+    """This worker's DATA_DIR: uploads waiting for their load, and the like (never data/)."""
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory):
+    """A migrated SQLite database to copy for a server a test starts (tests/migrated.py)."""
+    from tests.migrated import migrate_sqlite
+
+    return migrate_sqlite(tmp_path_factory.mktemp("migrated"))
+
+
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # PBKDF2 costs ~0.2 s a user; tests that make dozens of users need not pay it.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def data_dir_of_this_worker(settings, worker_data_dir):
+    settings.DATA_DIR = worker_data_dir
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fast_password_hashing():
+    # PBKDF2 costs ~0.2 s a user; tests that make dozens of users need not pay it (nor
+    # the rows a module makes once, tests/module_rows.py).
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 def pytest_configure(config):
@@ -61,6 +98,7 @@ def pytest_configure(config):
 
     from tests.services import defaults_pass
 
+    suite.configure(config)
     if defaults_pass() and os.environ.get("DATABASE_URL"):
         raise pytest.UsageError(
             "PIXIE_TEST_DEFAULTS=1 is for the run without DATABASE_URL (it lets tests that "
@@ -81,31 +119,21 @@ def postgres_only(django_db_blocker):
 
 
 @pytest.fixture
-def redis_url():
+def redis_url(request):
+    """REDIS_URL's server, in a database of this xdist worker's own."""
     import os
 
     import redis
 
     from tests.services import service_missing
 
-    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    shared = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    url = suite.redis_url_for_worker(shared, suite.worker_number(request.config))
     try:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError:
         service_missing(f"needs Redis at {url}")
     return url
-
-
-@pytest.fixture(autouse=True)
-def builtin_tools(request):
-    """Transactional tests flush the tables between tests, migrations' rows included;
-    the tool registry is code, so put it back."""
-    marker = request.node.get_closest_marker("django_db")
-    if marker and marker.kwargs.get("transaction"):
-        request.getfixturevalue("transactional_db")
-        from catalog.tools import ensure_builtin_tools
-
-        ensure_builtin_tools()
 
 
 @pytest.fixture

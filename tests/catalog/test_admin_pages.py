@@ -25,15 +25,28 @@ from tests.factories import (
     make_user,
     make_workspace,
 )
+from tests.module_rows import rows_for_the_module
 
 pytestmark = pytest.mark.django_db
 ROWS = 55
 MAX_QUERIES = 20
 
 
+@pytest.fixture(scope="module")
+def catalog_of_many(django_db_setup, django_db_blocker):
+    """55 of every kind of row, and one bundle version with 55 skills, made once for the
+    module's tests (they read them; tests/module_rows.py)."""
+    with rows_for_the_module(django_db_blocker):
+        yield _catalog_of_many(make_user("olivia", is_staff=True, is_superuser=True))
+
+
 @pytest.fixture
-def catalog_of_many(operator):
-    """55 of every kind of row, and one bundle version with 55 skills."""
+def operator(catalog_of_many):
+    """The superuser who made the module's rows (tests/conftest.py's operator otherwise)."""
+    return catalog_of_many["operator"]
+
+
+def _catalog_of_many(operator):
     from django.utils import timezone
 
     make_publisher()
@@ -79,7 +92,7 @@ def catalog_of_many(operator):
     _contacts_and_messages(workspace, operator)
     Group.objects.get_or_create(name="auditors")
     Token.objects.create(user=operator)
-    return {"big": big, "workspace": workspace, "agent": agent}
+    return {"big": big, "workspace": workspace, "agent": agent, "operator": operator}
 
 
 def _contacts_and_messages(workspace, owner):

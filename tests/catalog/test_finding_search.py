@@ -22,6 +22,7 @@ from catalog.findings import (
     rules_from_toml,
     scan_skill,
 )
+from tests.suite import examples
 
 RULES = rules_from_toml(BUILT_IN.read_text(encoding="utf-8"), str(BUILT_IN))
 PATTERNS = [(rule.fast, rule.starts, rule.gate) for rule in RULES]
@@ -138,7 +139,7 @@ def test_every_built_in_rule_and_the_url_search_have_literal_starts():
     }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=60))
 def test_the_matches_are_the_regex_engines(pieces):
     text = "".join(pieces)
@@ -184,7 +185,7 @@ SENTENCES = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(st.sampled_from(PIECES + SENTENCES), max_size=40), min_size=1, max_size=3))
 def test_a_skills_findings_are_the_plain_scans(texts):
     """Every built-in rule searched by its literals finds in a skill what the regex

@@ -384,15 +384,15 @@ def test_the_version_page_and_the_api_show_who_signed(ledger, operator_client, c
     }
 
 
-def test_signed_here_dumped_and_loaded_on_another_server(ledger, tmp_path):
+def test_signed_here_dumped_and_loaded_on_another_server(ledger, tmp_path, migrated_sqlite):
     """Another Pixie server, with its own database and key, loads the dump once its
     operator has registered this publisher's public key, and verifies it."""
     call_command("bundle_dump", "ledger-tools", "1.0.0", str(tmp_path / "dump"))
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")},
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'elsewhere.sqlite3'}",
+        "DATABASE_URL": migrated_sqlite.copy_to(tmp_path / "elsewhere.sqlite3"),
         "PIXIE_DATA_DIR": str(tmp_path / "elsewhere-data"),
-        "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(os.urandom(32)).decode(),
+        "PIXIE_KEY_ENCRYPTION_KEY": migrated_sqlite.key_encryption_key,
     }
 
     def manage(*args, check=True):
@@ -401,7 +401,6 @@ def test_signed_here_dumped_and_loaded_on_another_server(ledger, tmp_path):
             text=True, check=check, timeout=300,
         )  # fmt: skip
 
-    manage("migrate", "--verbosity", "0")
     refused = manage("bundle_load", str(tmp_path / "dump"), "--publish", check=False)
     assert refused.returncode != 0
     assert "publisher 'pixie' is not registered here" in refused.stderr

@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import suite
 from tests.services import defaults_pass
 
 CHROMIUM = Path(os.environ.get("PIXIE_CHROMIUM", "/usr/bin/chromium"))
-# Test runs keep their screenshots out of the repository; scripts/screenshots
-# points this at docs/screenshots to refresh the README's pictures.
-SCREENSHOTS = Path(
-    os.environ.get(
-        "PIXIE_SCREENSHOTS", Path(__file__).resolve().parents[2] / "data" / "screenshots"
-    )
-)
 PASSWORD = "a-long-test-password"
 VIEWPORT = {"width": 1280, "height": 800}
 
@@ -70,12 +64,44 @@ def chromium():
         browser.close()
 
 
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory):
+    """Where the journeys' screenshots go: PIXIE_SCREENSHOTS (scripts/screenshots points
+    it at docs/screenshots to refresh the README's pictures), else in the slow run (CI)
+    this worker's temporary folder; None in the quick run, which takes none (they assert
+    nothing, and cost about a fifth of a second each)."""
+    chosen = os.environ.get("PIXIE_SCREENSHOTS")
+    if chosen:
+        folder = Path(chosen)
+    elif suite.full_run():
+        folder = tmp_path_factory.mktemp("screenshots")
+    else:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# Transitions and animations end at once: axe and a screenshot read a page's final colours
+# without waiting out the admin's 0.15 s colour transitions, as a person who asked their
+# system for reduced motion sees it.
+NO_MOTION = """
+document.addEventListener("DOMContentLoaded", () => {
+    const style = document.createElement("style");
+    style.textContent = "*, *::before, *::after { transition: none !important; "
+        + "animation-duration: 0s !important; animation-delay: 0s !important; }";
+    document.head.append(style);
+});
+"""
+
+
 class Person:
     """One user's browser tab: logs in through the admin's form, collects console errors."""
 
-    def __init__(self, chromium, live_server, username):
+    def __init__(self, chromium, live_server, username, screenshots):
         self.base = live_server.url
+        self.screenshots = screenshots
         self.context = chromium.new_context(viewport=VIEWPORT)
+        self.context.add_init_script(script=NO_MOTION)
         self.context.set_default_timeout(15_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []
@@ -112,21 +138,28 @@ class Person:
             self.page.wait_for_url(lambda url: "/admin/login/" not in url)
         return self
 
-    def shot(self, name):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    def shot(self, name, part=None, full_page=True):
+        """A screenshot of the whole page, of the viewport (full_page=False), or of the
+        element a CSS selector finds (part); none outside the slow run (``screenshots``)."""
+        if self.screenshots is None:
+            return
+        path = str(self.screenshots / f"{name}.png")
+        if part is None:
+            self.page.screenshot(path=path, full_page=full_page)
+        else:
+            self.page.locator(part).screenshot(path=path)
 
     def close(self):
         self.context.close()
 
 
 @pytest.fixture
-def person(chromium, live_server):
+def person(chromium, live_server, screenshots):
     """person(user) -> a logged-in browser tab; every tab must end without console errors."""
     people = []
 
     def open_tab(user, password=PASSWORD, start="/admin/"):
-        tab = Person(chromium, live_server, user.username).login(password, start)
+        tab = Person(chromium, live_server, user.username, screenshots).login(password, start)
         people.append(tab)
         return tab
 

@@ -8,11 +8,12 @@ its reader a page, never a server error: a refusal is a page that says so, with 
 sign in for one who is not. The browsable API offers a form for a write only to a person
 the API would let make it (the permission matrix's own rows). In the admin's light and
 dark themes axe-core finds no serious or critical violation, and the dark theme is dark.
-The default run reads every page as every role in the light theme and, for the rules of
-colour, the dark one; PIXIE_HEAVY=1 runs every axe rule in both.
+Every run reads every page as the owner and as nobody signed in; the slow run (CI) as
+every role. Each page is read with every axe rule in the theme it opens in and with the
+rules of colour in the other; PIXIE_HEAVY=1 runs every rule in both. Each role's pages
+are cut into parts, a test each.
 """
 
-import os
 import time
 from urllib.parse import urlsplit
 
@@ -20,24 +21,26 @@ import pytest
 from django.urls import reverse
 
 from pixie.members import password_link
-from tests.e2e.conftest import PASSWORD, Person
-from tests.e2e.test_accessibility import (
+from tests.e2e.axe import (
     AXE_IMPORT_MISS,
     AXE_SCRIPT,
-    COLOUR_RULES,
     DJANGOS_OWN,
-    serious_violations,
-    show_theme,
+    THEMES,
+    crawl_parts,
+    read_in_both_themes,
+    theme_order,
 )
+from tests.e2e.conftest import PASSWORD, Person
 from tests.reliability.test_permission_matrix import API_ROWS, PROBE_ARGS
 from tests.reliability.urls import all_patterns, fill
 from tests.reliability.world import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
 ROLES = ["anonymous", "owner", "member", "operator", "auditor", "stranger", "superuser"]
-THEMES = ("light", "dark")
+# role -> the parts its pages are cut into (a test each, under the browser budget)
+PARTS = {role: 1 if role == "anonymous" else 2 for role in ROLES}
+QUICK_ROLES = {"anonymous", "owner"}
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 # What a refusal of the API means: the person may not do it (a 409 or a 400 is allowed,
 # and says why this time).
@@ -80,24 +83,28 @@ def writes_allowed(name: str, role: str) -> set[str]:
     }
 
 
-def writes_offered(page) -> set[str]:
-    """The writes the page offers on its own address: each button of a form sent there,
-    by its own method (DRF's PATCH) or its form's (POST, PUT, DELETE)."""
-    return set(
-        page.evaluate(
-            """() => {
-                const here = location.pathname + location.search;
-                const offered = [];
-                for (const button of document.querySelectorAll("form button")) {
-                    const form = button.closest("form");
-                    if (form.getAttribute("action") !== here) continue;
-                    const method = button.dataset.method || form.dataset.method
-                        || form.getAttribute("method") || "GET";
-                    offered.push(method.toUpperCase());
-                }
-                return offered.filter(method => !["GET", "OPTIONS"].includes(method));
-            }"""
-        )
+def page_facts(page) -> dict:
+    """What a person sees of the page, in one round trip: its title, whether it has a link
+    and a way to log in, and the writes it offers on its own address (each button of a
+    form sent there, by its own method, DRF's PATCH, or its form's: POST, PUT, DELETE)."""
+    return page.evaluate(
+        """() => {
+            const here = location.pathname + location.search;
+            const offered = [];
+            for (const button of document.querySelectorAll("form button")) {
+                const form = button.closest("form");
+                if (form.getAttribute("action") !== here) continue;
+                const method = button.dataset.method || form.dataset.method
+                    || form.getAttribute("method") || "GET";
+                offered.push(method.toUpperCase());
+            }
+            return {
+                title: document.title.trim(),
+                links: document.querySelectorAll("a[href]").length,
+                signsIn: document.querySelectorAll("a[href^='/admin/login/']").length,
+                offered: offered.filter(method => !["GET", "OPTIONS"].includes(method)),
+            };
+        }"""
     )
 
 
@@ -117,13 +124,13 @@ def dark_enough(page) -> bool:
 
 
 @pytest.fixture
-def tab_for(chromium, live_server):
+def tab_for(chromium, live_server, screenshots):
     """tab_for(user or None) -> a browser tab, signed in through the admin's login unless
     None; every tab must end without console errors but those of pages that refuse."""
     tabs = []
 
     def open_tab(user):
-        tab = Person(chromium, live_server, user.username if user else "anonymous")
+        tab = Person(chromium, live_server, user.username if user else "anonymous", screenshots)
         tabs.append(tab)
         tab.context.add_init_script(script=AXE_SCRIPT)
         return tab.login(PASSWORD) if user else tab
@@ -140,9 +147,9 @@ def tab_for(chromium, live_server):
     assert not errors, "console errors in Chromium:\n" + "\n".join(errors)
 
 
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("role", "part", "parts"), crawl_parts(PARTS, QUICK_ROLES))
 def test_every_page_outside_the_admin_reads_well_to_every_role(
-    role, demo_catalog, django_capture_on_commit_callbacks, tab_for, record_property
+    role, part, parts, demo_catalog, django_capture_on_commit_callbacks, tab_for, record_property
 ):
     world = build_world(demo_catalog, django_capture_on_commit_callbacks)
     user = None if role == "anonymous" else world.users[role]
@@ -151,8 +158,8 @@ def test_every_page_outside_the_admin_reads_well_to_every_role(
         user.save()
     started = time.monotonic()
     tab = tab_for(user)
-    problems, violations, read = [], [], 0
-    for path, name in pages(world):
+    problems, violations, read, last = [], [], 0, THEMES[0]
+    for path, name in pages(world)[part::parts]:
         answer = tab.context.request.get(tab.base + path, headers={"Accept": BROWSER_ACCEPT})
         where = f"{path} [{role}]"
         if answer.status >= 500:
@@ -168,29 +175,29 @@ def test_every_page_outside_the_admin_reads_well_to_every_role(
         if response.status == 200 and page.locator("#swagger-ui").count():
             page.wait_for_selector("#swagger-ui .info .title")  # the schema, fetched and drawn
         read += 1
+        facts = page_facts(page)
         # A page of Pixie's own has a title and a way on (Django's bare refusals have no link).
-        if not page.title().strip() or page.locator("a[href]").count() == 0:
+        if not facts["title"] or not facts["links"]:
             problems.append(f"{where}: {response.status}, a bare page (no title or no link)")
-        signs_in = page.locator("a[href^='/admin/login/']").count()
-        if response.status in (401, 403) and role == "anonymous" and not signs_in:
+        if response.status in (401, 403) and role == "anonymous" and not facts["signsIn"]:
             problems.append(f"{where}: {response.status} with no way to log in")
-        offered = writes_offered(page)
-        allowed = writes_allowed(name, role)
+        offered, allowed = set(facts["offered"]), writes_allowed(name, role)
         if name in API_ROWS and offered != allowed:
             problems.append(f"{where}: offers {sorted(offered)}, may make {sorted(allowed)}")
-        for n, theme in enumerate(THEMES):
-            show_theme(page, theme)
-            rules = COLOUR_RULES if n and not HEAVY else None
-            violations += serious_violations(
-                page, f"{where} {theme}", rules, exempt=DJANGOS_OWN + SWAGGER_UIS_OWN
-            )
+
+        def dark_is_dark(theme, where=where, page=page):
             if theme == "dark" and not dark_enough(page):
                 problems.append(f"{where}: light in the dark theme")
-        show_theme(page, "light")
+
+        order = theme_order(THEMES, last)
+        violations += read_in_both_themes(
+            page, where, order, DJANGOS_OWN + SWAGGER_UIS_OWN, each=dark_is_dark
+        )
+        last = order[-1]
     record_property(
         "figure",
-        f"{role}: {read} pages outside the admin × 2 themes, {len(violations)} serious/critical, "
-        f"{time.monotonic() - started:.0f} s",
+        f"{role} ({part + 1} of {parts}): {read} pages outside the admin × 2 themes, "
+        f"{len(violations)} serious/critical, {time.monotonic() - started:.0f} s",
     )
     assert (problems, violations) == ([], []), (
         "pages that answer badly:\n" + "\n".join(problems)

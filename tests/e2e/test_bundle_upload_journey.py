@@ -12,18 +12,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def both_themes(tab, name, part=None):
     """Screenshot the page (or one part of it) in the admin's light and dark themes, as
     its toggle sets them."""
-    from tests.e2e.conftest import SCREENSHOTS
-
     for theme in ("light", "dark"):
         tab.page.evaluate(
             f"localStorage.setItem('theme', '{theme}');"
             f"document.documentElement.dataset.theme = '{theme}'"
         )
-        if part is None:
-            tab.shot(f"{name}-{theme}")
-        else:
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            tab.page.locator(part).screenshot(path=str(SCREENSHOTS / f"{name}-{theme}.png"))
+        tab.shot(f"{name}-{theme}", part)
     tab.page.evaluate("localStorage.setItem('theme', 'auto')")
 
 

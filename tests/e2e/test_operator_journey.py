@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import BundleVersion
-from tests.e2e.test_accessibility import axe_both_themes
+from tests.e2e.axe import axe_both_themes
 from tests.factories import make_publisher
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

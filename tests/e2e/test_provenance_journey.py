@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from catalog.models import BundleVersion, Plan
 from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import bundle_folder, ledger_lookup_skill
-from tests.e2e.test_accessibility import axe_both_themes
+from tests.e2e.axe import axe_both_themes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from catalog.models import Installation, Plan
 from pixie.models import ApiToken, Membership
-from tests.e2e.test_accessibility import axe_both_themes
+from tests.e2e.axe import axe_both_themes
 from tests.factories import make_user
 from tests.installer.flow import install
 

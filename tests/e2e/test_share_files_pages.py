@@ -8,7 +8,6 @@ from agents.models import Agent
 from catalog.models import WorkspaceSkill
 from pixie.sharing import services as sharing
 from tests.catalog.ledger_install import install_ledger_tools
-from tests.e2e.conftest import SCREENSHOTS
 from tests.factories import make_user, make_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,5 +47,4 @@ def test_the_share_page_names_files_left_behind_and_refuses_a_long_skill(
         "scripts/export.py (376 bytes, executable)"
     )
     tab.page.locator(".prompt-files").scroll_into_view_if_needed()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    tab.page.screenshot(path=str(SCREENSHOTS / f"prompt-files-{theme}.png"))  # the viewport
+    tab.shot(f"prompt-files-{theme}", full_page=False)  # the viewport

@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
 from pixie.sharing import services as sharing
-from tests.e2e.test_accessibility import axe_both_themes
+from tests.e2e.axe import axe_both_themes
 from tests.factories import make_user, make_workspace
 from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
 

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
-from tests.e2e.test_accessibility import axe_both_themes
+from tests.e2e.axe import axe_both_themes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,6 +13,7 @@ from pixie.installer.plan_core import (
 )
 from pixie.installer.steps import step_problems
 from pixie.namespace import SLUG_RE, parse_mentions
+from tests.suite import examples
 
 SLUGS = ["invoice-chase", "dunning", "ledger", "payment-plan", "late-fee", "reminder"]
 HOSTS = ["api.ledger.example", "mail.example", "pay.example"]
@@ -111,7 +112,7 @@ def assert_typed(steps):
     assert problems == []
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(installs())
 def test_an_install_lands_every_skill_once_on_a_free_slug(inputs):
     draft = compute_plan(inputs)
@@ -131,13 +132,13 @@ def test_an_install_lands_every_skill_once_on_a_free_slug(inputs):
         assert not set(parse_mentions(step["body"])) & set(reslugs)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(installs())
 def test_a_plan_is_the_same_plan_computed_twice(inputs):
     assert compute_plan(inputs).steps == compute_plan(inputs).steps
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(installs())
 def test_reach_grows_exactly_when_the_plan_adds_a_host_a_credential_or_a_rule(inputs):
     draft = compute_plan(inputs)
@@ -152,7 +153,7 @@ def test_reach_grows_exactly_when_the_plan_adds_a_host_a_credential_or_a_rule(in
     ))  # fmt: skip
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(bundles())
 def test_upgrading_to_the_same_content_changes_nothing(bundle):
     draft = compute_plan(upgrade_of(bundle, bundle))
@@ -163,7 +164,7 @@ def test_upgrading_to_the_same_content_changes_nothing(bundle):
     assert sum(s["type"] == "skill.unchanged" for s in draft.steps) == len(bundle.skills)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(bundles(), st.data())
 def test_an_edited_skill_is_a_fork_kept_unless_the_owner_chooses(bundle, data):
     edited = frozenset(data.draw(st.lists(st.sampled_from([s.slug for s in bundle.skills]))))
@@ -193,7 +194,7 @@ def test_an_edited_skill_is_a_fork_kept_unless_the_owner_chooses(bundle, data):
         assert ("merge" in fork["choices"]) == (not fork["conflict"])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(bundles())
 def test_an_uninstall_removes_every_installed_skill_and_creates_nothing(bundle):
     inputs = PlanInputs(

@@ -136,6 +136,17 @@ def test_the_tool_registry_ships_the_builtin_tools():
     assert {"http-request", "send-email", "find-file", "query-ledger", "ask-approval"} <= slugs
 
 
+@pytest.mark.django_db
+def test_migrate_puts_back_a_builtin_tool_whose_row_is_gone():
+    """The registry is code: a database that lost a tool's row (a flush, a hand's DELETE)
+    has it again after the next migrate, with nothing else added."""
+    Tool.objects.filter(slug="send-email").delete()
+    before = Tool.objects.count()
+    call_command("migrate", verbosity=0)
+    assert Tool.objects.filter(slug="send-email").exists()
+    assert Tool.objects.count() == before + 1
+
+
 CREDENTIAL_VALUE_WORDS = re.compile(
     r"secret|password|passwd|token|api_?key|credential_value|^value$"
 )

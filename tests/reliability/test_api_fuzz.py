@@ -7,8 +7,9 @@ with the demo loaded, a bundle installed, an upgrade proposed and a turn taken, 
 there is something behind the ids. Schemathesis calls as the demo owner, with a fixed
 seed and bounded examples and time, through its examples, coverage and fuzzing phases,
 and every answer must be no server error, with a status code, content type and body
-the schema documents. CI runs a light pass (8 examples an operation, one pass of each
-phase); PIXIE_HEAVY=1 a heavy one (100 examples, fuzzing repeated for 10 minutes).
+the schema documents. The slow run (--slow, as CI runs it) makes a light pass (8 examples
+an operation, one pass of each phase); PIXIE_HEAVY=1 a heavy one (100 examples, fuzzing
+repeated for 10 minutes).
 
 A failure prints schemathesis's report (each case with a curl line to replay it) and
 the server's error lines; the server's whole log is left in the test's tmp_path.
@@ -36,6 +37,8 @@ import pytest
 from benchmarks.load import free_port, process_group
 from tests.live_api import api_call
 from tests.services import service_missing
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")

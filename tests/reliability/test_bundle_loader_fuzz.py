@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from catalog.models import BundleVersion, SkillPackage, SkillVersion
+from tests.suite import examples
 
 pytestmark = pytest.mark.django_db
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
-EXAMPLES = 1_000 if HEAVY else 40  # about 10 ms each: a folder copied and loaded
+EXAMPLES = 1_000 if HEAVY else examples(40)  # about 10 ms each: a folder copied and loaded
 DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo" / "accounts-receivable-2.1.0"
 PIECES = ["---\n", "name: ", "description: ", "version: ", "approvals:\n", "  - operation: ",
           "    rule: ", "@query-ledger", "@nowhere", "\x00", "\ud7ff", "[[hosts]]\n", 'host = "',

@@ -3,14 +3,15 @@ plan applies or a repoint runs. Every outcome is exactly once: nothing partial, 
 
 Each test runs its own Redis server (so restarting it disturbs nobody else) and a
 `celery worker` subprocess that pauses at a named point (pixie/faults.py) while the test
-breaks something underneath it. CI tries two apply points picked at random; PIXIE_HEAVY=1
-tries all of them.
+breaks something underneath it. The slow run (CI, --slow) and PIXIE_HEAVY=1 try every
+apply point; a run without --slow (with -m slow, say) tries two, picked by --fault-seed
+(PIXIE_FAULT_SEED, 0 by default: the same in every xdist worker, which must collect the
+same tests).
 """
 
 import os
 import random
 import subprocess
-import time
 
 import pytest
 import redis
@@ -24,14 +25,23 @@ from catalog.models import Installation, Plan
 from pixie.installer.plan_apply import APPLY_FAILPOINTS
 from pixie.installer.plans import plan_approve, plan_create
 from pixie.installer.repoint import CHUNK, repoint_create
+from tests import suite
 from tests.installer.digest import workspace_digest
 from tests.workers import start_worker_process, stop, wait_for
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgres_only")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("postgres_only"),
+]
 
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
-SEED = int(os.environ.get("PIXIE_FAULT_SEED", time.time()))
-APPLY_POINTS = list(APPLY_FAILPOINTS) if HEAVY else random.Random(SEED).sample(APPLY_FAILPOINTS, 2)
+SEED = suite.fault_seed()
+APPLY_POINTS = (
+    list(APPLY_FAILPOINTS)
+    if HEAVY or suite.full_run()
+    else random.Random(SEED).sample(APPLY_FAILPOINTS, 2)
+)
 PAUSE = 4  # seconds a worker waits at the point while the test breaks something
 
 

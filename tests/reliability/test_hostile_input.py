@@ -16,9 +16,10 @@ from pixie.strict_json import StrictJSONError, loads
 from tests.reliability.test_permission_matrix import API_ROWS, digest
 from tests.reliability.urls import all_patterns, fill
 from tests.reliability.world import build_world
+from tests.suite import examples
 
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
-EXAMPLES = 5_000 if HEAVY else 60  # about 70 ms each: a request and two digests
+EXAMPLES = 5_000 if HEAVY else examples(60)  # about 70 ms each: a request and two digests
 PITFALLS = {
     "duplicate keys": '{"kind": "install", "kind": "uninstall"}',
     "NaN": '{"kind": NaN}',

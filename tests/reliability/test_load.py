@@ -22,6 +22,7 @@ def postgres_server():
     return SERVER
 
 
+@pytest.mark.slow
 def test_a_light_load_run_has_no_errors_and_the_workers_apply_plans(postgres_server, redis_url):
     # Four users at weights 2 : 1 : 1: two browse the catalog, one runs plans, one reads.
     outcome = load.measure_load(

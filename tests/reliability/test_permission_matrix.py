@@ -267,9 +267,13 @@ def test_every_admin_url_has_a_row():
     assert missing == [], "admin URLs without a permission row: " + ", ".join(missing)
 
 
-def test_admin_pages_allow_and_deny_as_expected(world):
+@pytest.mark.parametrize("role", ROLES)
+def test_admin_pages_allow_and_deny_as_expected(role, world):
     failures = []
     before = digest()
+    client = Client()
+    if role != "anonymous":
+        client.force_login(world.users[role])
     for route, name in all_patterns():
         if not route.startswith("admin/") or name in NOT_CHECKED or name is None:
             continue
@@ -278,13 +282,9 @@ def test_admin_pages_allow_and_deny_as_expected(world):
             failures.append(f"no object to build {route}")
             continue
         expected = ADMIN_KINDS[admin_kind(route, name)]
-        for role in ROLES:
-            client = Client()
-            if role != "anonymous":
-                client.force_login(world.users[role])
-            status = client.get(url).status_code
-            if not matches(expected[role], status):
-                failures.append(f"{role} GET {url}: {status}, expected {expected[role]}")
+        status = client.get(url).status_code
+        if not matches(expected[role], status):
+            failures.append(f"{role} GET {url}: {status}, expected {expected[role]}")
     assert failures == [], "\n".join(failures)
     assert digest() == before
 
@@ -535,16 +535,17 @@ def test_a_read_only_token_writes_nothing_and_a_revoked_one_nothing_at_all(world
                     continue  # no authentication at all: the public inbox
                 client = APIClient()
                 client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+                writes = method != "get"  # a read's digest would be two reads of everything
                 with transaction.atomic():
-                    before = digest()
+                    before = digest() if writes else None
                     response = getattr(client, method)(url, _body(body, world), format="json")
-                    changed = digest() != before
+                    changed = writes and digest() != before
                     transaction.set_rollback(True)
                 if not matches(want, response.status_code):
                     which = "read-only" if key == secret else "revoked"
                     failures.append(f"{method.upper()} {url} with {which}: "
                                     f"{response.status_code}, expected {want}")  # fmt: skip
-                if method != "get" and changed:
+                if changed:
                     failures.append(f"{method.upper()} {url} changed the database")
     assert failures == [], "\n".join(failures)
     assert read_only.read_only

@@ -106,6 +106,7 @@ def _json_lines(log_path):
             yield json.loads(line)
 
 
+@pytest.mark.slow
 def test_the_production_stack_serves_logs_and_stops_cleanly(production):
     process, port, log_path = production
     health = _wait_until_healthy(process, port, log_path)

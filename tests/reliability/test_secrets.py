@@ -16,22 +16,34 @@ CANARY = "sk-live-CANARY-4f1d2c9a8b7e"
 CREDENTIAL_KEYS = ["value", "secret", "credential_value", "api_key", "token", "password"]
 
 
-def database_contains(needle: str) -> list[str]:
-    """Every table of the database, every text column, searched for the needle."""
-    found = []
+def columns_of_every_table() -> list[tuple[str, list[str]]]:
+    """(table, its columns) for every table of the database, from its introspection."""
     with connection.cursor() as cursor:
-        for table in connection.introspection.table_names(cursor):
-            description = connection.introspection.get_table_description(cursor, table)
-            for column in description:
-                quoted_table = connection.ops.quote_name(table)
-                quoted_column = connection.ops.quote_name(column.name)
-                cursor.execute(
-                    f"SELECT COUNT(*) FROM {quoted_table} "  # noqa: S608 - names from introspection
-                    f"WHERE CAST({quoted_column} AS TEXT) LIKE %s",
-                    [f"%{needle}%"],
-                )
-                if cursor.fetchone()[0]:
-                    found.append(f"{table}.{column.name}")
+        return [
+            (table, [column.name for column in connection.introspection.get_table_description(
+                cursor, table)])
+            for table in connection.introspection.table_names(cursor)
+        ]  # fmt: skip
+
+
+def database_contains(needle: str, tables=None) -> list[str]:
+    """Every column of every table (as text), searched for the needle: one statement a
+    table, a flag a column."""
+    found = []
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        for table, columns in tables or columns_of_every_table():
+            flags = ", ".join(
+                f"MAX(CASE WHEN CAST({quote(column)} AS TEXT) LIKE %s THEN 1 ELSE 0 END)"
+                for column in columns
+            )
+            cursor.execute(
+                f"SELECT {flags} FROM {quote(table)}",  # noqa: S608 - names from introspection
+                [f"%{needle}%"] * len(columns),
+            )
+            found += [
+                f"{table}.{c}" for c, hit in zip(columns, cursor.fetchone(), strict=True) if hit
+            ]
     return found
 
 
@@ -46,6 +58,7 @@ def test_a_canary_in_every_credential_field_of_every_endpoint_goes_nowhere(world
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens['owner']}", HTTP_X_API_KEY=CANARY)
     echoed = []
+    tables = columns_of_every_table()
     for name, requests in API_ROWS.items():
         url = fill(routes[name], name, world) + f"?value={CANARY}"
         for method, _expected, body in requests:
@@ -54,7 +67,7 @@ def test_a_canary_in_every_credential_field_of_every_endpoint_goes_nowhere(world
                 payload = {**(payload or {}), **dict.fromkeys(CREDENTIAL_KEYS, CANARY)}
             with transaction.atomic():
                 response = getattr(client, method)(url, payload, format="json")
-                stored = database_contains(CANARY)
+                stored = database_contains(CANARY, tables)
                 transaction.set_rollback(True)
             # A download (the bundle .zip) streams its body.
             content = (

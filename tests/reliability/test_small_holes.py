@@ -202,22 +202,20 @@ def hostile_queries(model) -> list[str]:
     return queries
 
 
-def test_no_query_string_makes_a_change_list_fail(world, record_property):
+@pytest.mark.parametrize("role", ["superuser", "member"])
+def test_no_query_string_makes_a_change_list_fail(role, world, record_property):
     client = Client(raise_request_exception=False)
-    client.force_login(world.users["superuser"])
-    member = Client(raise_request_exception=False)
-    member.force_login(world.users["member"])
+    client.force_login(world.users[role])
     asked, failures = 0, []
     for model in admin.site._registry:
         url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
         for query in hostile_queries(model):
-            for who in (client, member):
-                status = who.get(url + query).status_code
-                asked += 1
-                if status >= 500:
-                    failures.append(f"{url}{query}: {status}")
+            status = client.get(url + query).status_code
+            asked += 1
+            if status >= 500:
+                failures.append(f"{url}{query}: {status}")
     assert failures == [], "\n".join(failures)
-    record_property("figure", f"{asked} hostile change list requests, 0 server errors")
+    record_property("figure", f"{asked} hostile change list requests as {role}, 0 server errors")
 
 
 # --- the API: pages that do not exist, numbers past any integer ------------------------
@@ -558,7 +556,8 @@ def mode_of(path: Path) -> int:
 
 def test_a_fresh_sqlite_database_and_its_folder_are_the_owners_only(tmp_path, record_property):
     data_dir = tmp_path / "data"
-    result = manage("migrate", "--noinput", data_dir=data_dir)
+    # One app's migrations write into the file as all of them would (all: 8 s more).
+    result = manage("migrate", "--noinput", "contenttypes", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     database = data_dir / "pixie.sqlite3"
     assert database.stat().st_size > 0  # migrate wrote into the file made private first

@@ -33,7 +33,8 @@ def remote_inbox(*statuses: int, then: int = 202):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every listener's end.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}/api/inbox/", received
@@ -105,7 +106,8 @@ def loopback_listener(
 
     server_class = _CountingServer6 if ":" in host else _CountingServer
     server = server_class((host, 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every listener's end.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     listener = Listener(host=host, port=server.server_address[1], server=server, requests=requests)
     try:

@@ -1,6 +1,5 @@
 """A second Pixie server in its own process and database, on a loopback port."""
 
-import base64
 import json
 import os
 import socket
@@ -11,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.live_api import api_call
+from tests.migrated import MigratedDatabase
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,6 +42,7 @@ def free_port() -> int:
 @dataclass
 class SecondServer:
     directory: Path
+    migrated: MigratedDatabase  # the conftest's migrated_sqlite, copied for this server
     port: int = field(default_factory=free_port)
     token: str = ""
     card: dict = field(default_factory=dict)
@@ -61,16 +62,16 @@ class SecondServer:
             "DATABASE_URL": f"sqlite:///{self.database}",
             "PIXIE_DATA_DIR": str(self.directory),
             "PIXIE_PUBLIC_URL": self.url,
-            "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(os.urandom(32)).decode(),
+            "PIXIE_KEY_ENCRYPTION_KEY": self.migrated.key_encryption_key,
             "REDIS_URL": "",
             "DEBUG": "1",
             "PIXIE_DELIVERY_ALLOW_PRIVATE": "1",  # it replies to us on loopback
         }
 
     def prepare(self) -> None:
-        """Migrate its database and give it Rita, owner of Remote Desk."""
+        """Its database (a copy of one migrated already), with Rita, owner of Remote Desk."""
         self._env = self.env()
-        self._manage("migrate", "--noinput", "-v", "0")
+        self.migrated.copy_to(self.database)
         out = self.directory / "setup.json"
         self._manage("shell", "-v", "0", "-c", f"OUT = {str(out)!r}\n" + SETUP)
         details = json.loads(out.read_text())

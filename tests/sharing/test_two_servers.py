@@ -18,10 +18,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 
 @pytest.fixture
-def second_server(tmp_path, live_server, settings):
+def second_server(tmp_path, live_server, settings, migrated_sqlite):
     """Rita's server, migrated and running; ours answers at the live server's address."""
     settings.PIXIE_PUBLIC_URL = live_server.url
-    server = SecondServer(tmp_path)
+    server = SecondServer(tmp_path, migrated_sqlite)
     server.prepare()
     server.start()
     try:
