@@ -32,6 +32,7 @@ def test_a_real_worker_applies_an_approved_plan(acme, owner, demo_catalog, queue
     assert Installation.objects.count() == 1
 
 
+@pytest.mark.slow  # a worker killed mid-task: fault injection
 def test_a_worker_killed_mid_apply_leaves_nothing_and_the_plan_applies_once_after_restart(
     acme, owner, agents, demo_catalog, queue, redis_url
 ):

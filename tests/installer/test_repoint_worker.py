@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 AGENTS, SKILLS = 10_000, 10
 
 
+@pytest.mark.slow  # a worker killed mid-task: fault injection
 def test_repoint_of_100k_attachments_survives_a_killed_worker(
     acme, owner, queue, redis_url, tmp_path
 ):
