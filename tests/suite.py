@@ -90,10 +90,16 @@ def deselect_slow(config, items) -> None:
 
 
 def heaviest_first(items) -> None:
-    """Browser tests first, the rest in their order: xdist hands tests out in collection
-    order, so the long ones start at once on every worker instead of leaving one worker
-    busy at the end while the other waits (the same order in every worker)."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+    """The slow kinds first, then the browser tests, then the rest, each in their order:
+    xdist hands tests out in collection order, so the long ones start at once on every
+    worker instead of leaving one worker busy at the end while the other waits (the same
+    order in every worker)."""
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            item.get_closest_marker("browser") is None,
+        )
+    )
 
 
 def worker_number(config) -> int:
