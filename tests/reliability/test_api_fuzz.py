@@ -38,7 +38,8 @@ from benchmarks.load import free_port, process_group
 from tests.live_api import api_call
 from tests.services import service_missing
 
-pytestmark = pytest.mark.slow
+# The "stack" group starts a whole Pixie each: one at a time, on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")

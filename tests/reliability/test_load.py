@@ -22,7 +22,9 @@ def postgres_server():
     return SERVER
 
 
+# Each of the "stack" group starts a whole Pixie of its own: one at a time, on one worker.
 @pytest.mark.slow
+@pytest.mark.xdist_group("stack")
 def test_a_light_load_run_has_no_errors_and_the_workers_apply_plans(postgres_server, redis_url):
     # Four users at weights 2 : 1 : 1: two browse the catalog, one runs plans, one reads.
     outcome = load.measure_load(

@@ -106,7 +106,9 @@ def _json_lines(log_path):
             yield json.loads(line)
 
 
+# Each of the "stack" group starts a whole Pixie of its own: one at a time, on one worker.
 @pytest.mark.slow
+@pytest.mark.xdist_group("stack")
 def test_the_production_stack_serves_logs_and_stops_cleanly(production):
     process, port, log_path = production
     health = _wait_until_healthy(process, port, log_path)
