@@ -168,6 +168,7 @@ def follow_links(tab, crawl: Crawl):
                                 f"linked from {found_on}")  # fmt: skip
 
 
+@pytest.mark.crawl
 @pytest.mark.parametrize(("role", "part", "parts"), crawl_parts(PARTS, QUICK_ROLES))
 def test_every_admin_page_passes_axe_in_both_themes(
     role, part, parts, demo_catalog, django_capture_on_commit_callbacks, person, record_property
