@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from catalog.validators import NAME_MAX
+from pixie.names import validate_name
 from pixie.namespace_fields import SlugField
 
 
@@ -14,7 +15,7 @@ class Agent(models.Model):
         "pixie.Workspace", on_delete=models.CASCADE, related_name="agents"
     )
     slug = SlugField()
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     system_prompt = models.TextField(blank=True, max_length=8000)
     created_at = models.DateTimeField(auto_now_add=True)
 

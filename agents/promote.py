@@ -29,10 +29,11 @@ from catalog.services.catalog_review import imitation_check
 from catalog.services.publishing import bundle_version_publish
 from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
-from catalog.validators import is_semver
+from catalog.validators import NAME_MAX, is_semver
 from egress.models import EgressRule
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
+from pixie.names import name_problem
 from pixie.namespace import is_slug
 from pixie.permissions import require_owner
 
@@ -56,8 +57,10 @@ def assembly_promote(
     problems = []
     if not is_slug(slug):
         problems.append(f"bundle slug {slug!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$")
-    if not name.strip() or len(name) > 80:
-        problems.append("bundle name must be 1 to 80 characters")
+    if not name.strip() or len(name) > NAME_MAX:
+        problems.append(f"bundle name must be 1 to {NAME_MAX} characters")
+    elif problem := name_problem(name):
+        problems.append(f"bundle name {problem}")
     if not is_semver(version):
         problems.append(f"version {version!r} is not a semantic version such as 1.0.0")
     parts = list(

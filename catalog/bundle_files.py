@@ -51,6 +51,7 @@ from catalog.validators import (
     is_semver,
 )
 from pixie.errors import ValidationFailed
+from pixie.names import name_problem
 from pixie.namespace import is_slug
 
 MANIFEST_KEYS = {
@@ -70,6 +71,9 @@ SKILL_FILE = "SKILL.md"
 IGNORED_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
 IGNORED_DIRS = {".git", "__pycache__", ".svn", ".hg"}
 BOM = "\ufeff"
+# How deep lists and tables may nest in a manifest or a frontmatter (the deepest the
+# formats' own examples go is 3 or 4).
+MAX_NESTING = 20
 
 
 class BundleFileError(ValidationFailed):
@@ -182,8 +186,63 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
+class YamlRefused(yaml.YAMLError):
+    """YAML Pixie will not expand: an alias, or nesting past MAX_NESTING."""
+
+
 def _load_yaml(text: str):
+    """The YAML's value, after a first pass over its events (streamed, linear in the
+    text) refuses what would expand out of all proportion before anything is built: an
+    alias (*name; a few of them nested make gigabytes of a few hundred bytes: a
+    'billion laughs') and nesting deeper than MAX_NESTING (which would exhaust the stack
+    of PyYAML's recursive composer)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_StrictLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise YamlRefused(
+                f"an alias (*{event.anchor}) at line {event.start_mark.line + 1}: Pixie does "
+                "not expand YAML aliases; write the value out"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise YamlRefused(
+                    f"nested more than {MAX_NESTING} levels deep at line "
+                    f"{event.start_mark.line + 1}"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def _load_toml(text: str) -> dict:
+    """tomllib's value, refused past MAX_NESTING levels (tomllib recurses into each array
+    and inline table: a few thousand brackets exhaust its stack)."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(f"nested more than {MAX_NESTING} levels deep") from None
+    if _deeper_than(data, MAX_NESTING):
+        raise tomllib.TOMLDecodeError(f"nested more than {MAX_NESTING} levels deep")
+    return data
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether ``value`` nests lists and tables more than ``limit`` levels (the top one
+    counts), level by level: no recursion."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return False
 
 
 def _decode(data: bytes, problems: list[str], label: str) -> str | None:
@@ -281,6 +340,14 @@ def _text(value, label: str, key: str, limit: int, problems: list[str], *, requi
     return value
 
 
+def _name(value, label: str, key: str, problems: list[str]) -> str:
+    """A display name: required text, at most NAME_MAX characters, one line."""
+    name = _text(value, label, key, NAME_MAX, problems).strip()
+    if problem := name_problem(name):
+        problems.append(f"{label}: '{key}' {problem}")
+    return name
+
+
 def _unknown_keys(data: dict, allowed: set[str], label: str, problems: list[str]) -> None:
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
@@ -369,7 +436,7 @@ def parse_skill_md(
         problems.append(f"{label}: 'metadata' must be a mapping of keys to values (Agent Skills)")
         metadata = None
     if legacy:
-        name = _text(meta.get("name"), label, "name", NAME_MAX, problems).strip()
+        name = _name(meta.get("name"), label, "name", problems)
     else:
         problem = agent_skills_name_problem(meta.get("name"), slug)
         if problem:
@@ -381,6 +448,8 @@ def parse_skill_md(
                 f"{label}: 'metadata.display-name' is {len(name)} characters; the limit is "
                 f"{NAME_MAX}"
             )
+        elif problem := name_problem(name):
+            problems.append(f"{label}: 'metadata.display-name' {problem}")
     description = _text(
         meta.get("description"), label, "description", SKILL_DESCRIPTION_MAX, problems,
         rule="the Agent Skills limit",
@@ -664,7 +733,7 @@ def _read_manifest(folder: Path, problems: list[str]) -> tuple[dict | None, str]
     if text is None:
         return None, "bundle.toml"
     try:
-        return tomllib.loads(text), "bundle.toml"
+        return _load_toml(text), "bundle.toml"
     except tomllib.TOMLDecodeError as exc:
         problems.append(f"bundle.toml: not valid TOML ({_first_line(exc)})")
         return None, "bundle.toml"
@@ -686,7 +755,7 @@ def read_bundle_folder(folder: Path | str, *, default_publisher: str = "pixie") 
     slug = data.get("slug")
     if not is_slug(slug):
         problems.append(f"{label}: 'slug' {slug!r} must match ^[a-z0-9][a-z0-9-]{{0,63}}$")
-    name = _text(data.get("name"), label, "name", NAME_MAX, problems)
+    name = _name(data.get("name"), label, "name", problems)
     version = data.get("version")
     if not is_semver(version):
         problems.append(f"{label}: 'version' {version!r} is not a semantic version such as 2.1.0")
@@ -739,9 +808,15 @@ def _read_signature(folder: Path, problems: list[str]) -> SignatureFile | None:
     return signature
 
 
+def _listed(skills) -> set[str]:
+    """The names a manifest's 'skills' lists (anything else in it is refused by _skills,
+    and must not break the checks that read the list before)."""
+    return {s for s in skills if isinstance(s, str)} if isinstance(skills, list) else set()
+
+
 def _notice_strays(folder: Path, listed, label: str, notices: list[str]) -> None:
     """Name what the folder holds beyond the manifest and the listed skills."""
-    listed = set(listed) if isinstance(listed, list) else set()
+    listed = _listed(listed)
     for entry in sorted(os.listdir(folder)):
         if entry in {"bundle.toml", "bundle.yaml", "skills", SIGNATURE_FILE} | IGNORED_FILES:
             continue
@@ -757,10 +832,10 @@ def _notice_strays(folder: Path, listed, label: str, notices: list[str]) -> None
 def _manifest_approvals(value, skills, label: str, problems: list[str]) -> dict[str, list]:
     """bundle.toml's [[approvals]] (skill, operation, rule), by skill."""
     by_skill: dict[str, list] = {}
-    listed = set(skills) if isinstance(skills, list) else set()
+    listed = _listed(skills)
     for approval in _approvals(value, label, problems, keys=MANIFEST_APPROVAL_KEYS):
         skill = approval.pop("skill")
-        if skill not in listed:
+        if not isinstance(skill, str) or skill not in listed:
             problems.append(
                 f"{label}: approvals: skill {skill!r} is not one of the bundle's skills"
             )

@@ -6,9 +6,10 @@ comparison all show changes this way.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
+
+from catalog.line_diff import unified_diff
 
 # A text file is diffed up to this many bytes; past it the plan says it is too long to show.
 TEXT_DIFF_MAX_BYTES = 200_000
@@ -63,9 +64,7 @@ class FileInfo:
 
 
 def line_diff(old: str, new: str) -> list[str]:
-    return list(
-        difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="")
-    )
+    return unified_diff(old.splitlines(), new.splitlines(), "before", "after")[0]
 
 
 def frontmatter_text(frontmatter: dict, approvals) -> str:
@@ -161,6 +160,7 @@ def files_diff(old, new, texts: dict[str, str], budget: DiffBudget | None = None
             "mode": "",
             "content": "",
             "diff": [],
+            "aligned": True,
         }
         if a is not None and b is not None and a.executable != b.executable:
             entry["mode"] = "becomes executable" if b.executable else "no longer executable"
@@ -175,17 +175,15 @@ def files_diff(old, new, texts: dict[str, str], budget: DiffBudget | None = None
         elif not (diffable(a) and diffable(b)):
             entry["content"] = "too_long"
         elif b.sha256 in texts and (a is None or a.sha256 in texts):
-            diff = list(
-                difflib.unified_diff(
-                    texts[a.sha256].splitlines() if a else [],
-                    texts[b.sha256].splitlines(),
-                    f"a/{a.path}" if a else "/dev/null",
-                    f"b/{path}",
-                    lineterm="",
-                )
+            diff, aligned = unified_diff(
+                texts[a.sha256].splitlines() if a else [],
+                texts[b.sha256].splitlines(),
+                f"a/{a.path}" if a else "/dev/null",
+                f"b/{path}",
             )
             if budget.take(diff):
                 entry["content"], entry["diff"] = "text", diff
+                entry["aligned"] = aligned
             else:
                 entry["content"] = "not_shown"
         else:  # named text by its type, but its bytes are not UTF-8 text

@@ -12,13 +12,36 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from catalog import text_merge
+from catalog.line_diff import (
+    NOT_ALIGNED,
+    VIEW_WORD_BUDGET,
+    WORD_PAIR_BUDGET,
+    BoundedMatcher,
+)
 
 _TOKENS = re.compile(r"^\s+|\S+\s*")  # indentation, then each word with the spaces after it
 
 
-def _marked_words(old: str, new: str) -> tuple[str, str]:
+class _WordBudget:
+    """Pairs of words one view may still compare to mark changed words (VIEW_WORD_BUDGET);
+    past it, or past WORD_PAIR_BUDGET for two lines, a changed line is marked whole."""
+
+    def __init__(self):
+        self.left = VIEW_WORD_BUDGET
+
+    def take(self, pairs: int) -> bool:
+        if pairs > WORD_PAIR_BUDGET or pairs > self.left:
+            return False
+        self.left -= pairs
+        return True
+
+
+def _marked_words(old: str, new: str, budget: _WordBudget | None = None) -> tuple[str, str]:
     """Both lines escaped, with the words that differ wrapped in <del> and <ins>."""
     before, after = _TOKENS.findall(old), _TOKENS.findall(new)
+    whole = f"<del>{escape(old)}</del>", f"<ins>{escape(new)}</ins>"
+    if not (budget or _WordBudget()).take(len(before) * len(after)):
+        return whole
     left, right = [], []
     # Words are compared without their spaces, so "date." matches "date. " at a line's end.
     matcher = difflib.SequenceMatcher(
@@ -26,7 +49,7 @@ def _marked_words(old: str, new: str) -> tuple[str, str]:
     )
     kept = sum(block.size for block in matcher.get_matching_blocks())
     if kept < 0.5 * min(len(before), len(after)):  # rewritten: scattered marks read as noise
-        return f"<del>{escape(old)}</del>", f"<ins>{escape(new)}</ins>"
+        return whole
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         old_part, new_part = escape("".join(before[i1:i2])), escape("".join(after[j1:j2]))
         if tag == "equal":
@@ -50,11 +73,18 @@ def _row(old_number, old_html, new_number, new_html, change="") -> str:
 
 def side_by_side(old: str, new: str, context: int = 2) -> str:
     """A side-by-side diff of changed lines (with a little context), the words that
-    changed inside a line marked; every piece of text is escaped here."""
+    changed inside a line marked; every piece of text is escaped here. Its work is
+    bounded (catalog.line_diff): a change too large to align is shown as the lines
+    removed, then the lines added, and the table says so."""
     before, after = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    matcher = BoundedMatcher(None, before, after)
+    groups = list(matcher.get_grouped_opcodes(context))  # aligns: sets matcher.aligned
+    words = _WordBudget()
     rows = []
-    for n, group in enumerate(matcher.get_grouped_opcodes(context)):
+    if not matcher.aligned:
+        note = escape(NOT_ALIGNED.format(old=len(before), new=len(after)))
+        rows.append(f'<tr class="note"><td colspan="4">{note}</td></tr>')
+    for n, group in enumerate(groups):
         if n:
             rows.append('<tr class="gap"><td colspan="4">⋯</td></tr>')
         for tag, i1, i2, j1, j2 in group:
@@ -63,9 +93,13 @@ def side_by_side(old: str, new: str, context: int = 2) -> str:
                     line = escape(before[i1 + k])
                     rows.append(_row(i1 + k + 1, line, j1 + k + 1, escape(after[j1 + k])))
                 continue
-            for i, j in zip_longest(range(i1, i2), range(j1, j2)):
+            pairs = (
+                zip_longest(range(i1, i2), range(j1, j2)) if matcher.aligned
+                else [*((i, None) for i in range(i1, i2)), *((None, j) for j in range(j1, j2))]
+            )  # fmt: skip
+            for i, j in pairs:
                 if i is not None and j is not None:
-                    left, right = _marked_words(before[i], after[j])
+                    left, right = _marked_words(before[i], after[j], words)
                     rows.append(_row(i + 1, left, j + 1, right, "changed"))
                 elif i is not None:
                     rows.append(_row(i + 1, f"<del>{escape(before[i])}</del>", None, "", "removed"))
@@ -115,6 +149,7 @@ def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
     every piece of text is escaped here."""
     z, a, b = base.splitlines(), yours.splitlines(), new.splitlines()
     rows: list[str] = []
+    words = _WordBudget()
     labels = {"yours": "yours changed", "new": "new changed", "same": "both, the same way",
               "conflict": "conflict"}  # fmt: skip
 
@@ -148,7 +183,7 @@ def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
                     cells.append(_three_cells(start + n + 1, escape(line), ""))
                 else:
                     marked = (
-                        _marked_words(zl, line)[1] if zl is not None
+                        _marked_words(zl, line, words)[1] if zl is not None
                         else f"<ins>{escape(line)}</ins>"
                     )  # fmt: skip
                     cells.append(_three_cells(start + n + 1, marked, "changed"))

@@ -9,16 +9,16 @@ alignment conflicts, the same merge is tried with every pure insertion and delet
 down, then up, as far as it goes, and the alignment with the fewest conflicts is kept.
 """
 
-import difflib
-
 import merge3
 
+from catalog.line_diff import BoundedMatcher
 
-class _Matcher(difflib.SequenceMatcher):
-    # No autojunk: past 200 lines it treats blank lines as junk, which no match may start
-    # from, and a long body's paragraphs then align on the wrong blank line.
-    def __init__(self, isjunk=None, a="", b=""):
-        super().__init__(isjunk, a, b, autojunk=False)
+
+class _Matcher(BoundedMatcher):
+    """No autojunk (past 200 lines it treats blank lines as junk, which no match may start
+    from, and a long body's paragraphs then align on the wrong blank line), and bounded
+    work: a middle too large to align merges as one region (a conflict if both changed
+    it), never a minutes-long alignment."""
 
 
 class _SlidDown(_Matcher):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from .names import validate_name
 from .namespace_fields import SlugField
 
 
@@ -20,7 +21,7 @@ class PolicyLevel(models.TextChoices):
 @reversion.register()
 class Workspace(models.Model):
     slug = SlugField(unique=True)
-    name = models.CharField(max_length=80)
+    name = models.CharField(max_length=80, validators=[validate_name])
     created_at = models.DateTimeField(auto_now_add=True)
     # The approval policy, one level per rule (pixie.installer.policy says what each means).
     policy_second_owner = models.CharField(
@@ -184,7 +185,7 @@ class ApiToken(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
-    name = models.CharField(max_length=80)
+    name = models.CharField(max_length=80, validators=[validate_name])
     # The secret's first characters, shown so a person tells their tokens apart.
     prefix = models.CharField(max_length=16)
     key_hash = models.CharField(max_length=64, unique=True)
@@ -235,6 +236,11 @@ class Notification(models.Model):
     read_at = models.DateTimeField(null=True, blank=True)
     email_wanted = models.BooleanField(default=False)
     emailed_at = models.DateTimeField(null=True, blank=True)
+    # An email that failed: tried again later (email_next_try), a bounded number of times,
+    # the last error kept for staff (pixie.notifications).
+    email_attempts = models.PositiveSmallIntegerField(default=0)
+    email_next_try = models.DateTimeField(null=True, blank=True)
+    email_error = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

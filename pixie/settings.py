@@ -205,6 +205,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "catalog.tasks.recover_stuck_plans",
         "schedule": float(os.environ.get("PIXIE_RECOVER_EVERY", "300")),
     },
+    # Notification emails that failed, once their time to try again has come.
+    "send-notification-emails": {
+        "task": "pixie.notifications.send_emails",
+        "schedule": float(os.environ.get("PIXIE_EMAIL_EVERY", "60")),
+    },
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -27,6 +27,7 @@ from rest_framework.authtoken.models import Token
 from .audit import audited
 from .errors import PermissionRefused, ValidationFailed
 from .models import ApiToken, Membership, Workspace
+from .names import name_problem
 from .permissions import require_owner
 from .prepared import PreparedQuery, Slot
 
@@ -65,6 +66,8 @@ def token_create(
         problems.append("name: give the token a name (what or who uses it)")
     elif len(name) > 80:
         problems.append("name: at most 80 characters")
+    elif problem := name_problem(name):
+        problems.append(f"name: {problem}")
     if (
         workspace is not None
         and not Membership.objects.filter(user=user, workspace=workspace).exists()

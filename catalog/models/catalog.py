@@ -14,6 +14,7 @@ from catalog.validators import (
     validate_host,
     validate_semver,
 )
+from pixie.names import validate_name
 from pixie.namespace_fields import SlugField
 
 from .immutable import PublishedImmutable
@@ -27,7 +28,7 @@ class Publisher(models.Model):
         THIRD_PARTY = "third_party", "Third party"
 
     slug = SlugField(unique=True)
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OPERATOR)
     workspace = models.ForeignKey(
         "pixie.Workspace",
@@ -67,7 +68,7 @@ class Tool(models.Model):
     """A built-in capability. Tools are code: the registry is seeded by a migration."""
 
     slug = SlugField(unique=True)
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     description = models.CharField(max_length=DESCRIPTION_MAX)
 
     class Meta:
@@ -124,7 +125,7 @@ class SkillVersion(PublishedImmutable):
 
     package = models.ForeignKey(SkillPackage, on_delete=models.PROTECT, related_name="versions")
     version = models.CharField(max_length=64, validators=[validate_semver])
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     description = models.CharField(max_length=SKILL_DESCRIPTION_MAX)
     body = models.TextField()
     approvals = models.JSONField(
@@ -180,7 +181,7 @@ class SkillVersion(PublishedImmutable):
 @reversion.register()
 class Bundle(models.Model):
     slug = SlugField(unique=True)
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     description = models.CharField(max_length=DESCRIPTION_MAX, blank=True)
     publisher = models.ForeignKey(Publisher, on_delete=models.PROTECT, related_name="bundles")
     created_at = models.DateTimeField(auto_now_add=True)

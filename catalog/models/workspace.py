@@ -6,6 +6,7 @@ from django.db import models
 
 from catalog.validators import DESCRIPTION_MAX, NAME_MAX, SKILL_DESCRIPTION_MAX
 from pixie.errors import ImmutableError
+from pixie.names import validate_name
 from pixie.namespace_fields import SlugField
 
 
@@ -66,7 +67,7 @@ class SkillRevision(models.Model):
 
     skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField()
-    name = models.CharField(max_length=NAME_MAX)
+    name = models.CharField(max_length=NAME_MAX, validators=[validate_name])
     short_description = models.CharField(max_length=SKILL_DESCRIPTION_MAX)
     body = models.TextField()
     approvals = models.JSONField(default=list, blank=True)

@@ -24,11 +24,17 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.conf import settings
 
+from catalog.archive_limits import (
+    ArchiveRefused,
+    Limits,
+    tar_gz_headers_check,
+    zip_directory_check,
+)
 from catalog.bundle_files import (
     BundleFileError,
     BundleSpec,
@@ -46,6 +52,17 @@ CHUNK = 64 * 1024
 MANIFESTS = ("bundle.toml", "bundle.yaml")
 # Written by macOS's Archive Utility next to the real files: never part of a bundle.
 MACOS_METADATA = "__MACOSX"
+# An entry's path at most MAX_PATH characters (Linux's PATH_MAX is 4,096 bytes), shown in
+# a message by its first SHOWN_PATH; a long-name or pax header at most MAX_HEADER_NAME
+# bytes; a refusal page names at most MAX_PROBLEMS entries.
+MAX_PATH = 1_024
+SHOWN_PATH = 200
+MAX_HEADER_NAME = 64 * 1024
+MAX_PROBLEMS = 50
+LIMIT_SETTINGS = {
+    "entries": " (PIXIE_BUNDLE_MAX_FILES)",
+    "declared_bytes": ", four times the limit for one bundle (PIXIE_BUNDLE_MAX_BYTES)",
+}
 
 
 def uploads_dir() -> Path:
@@ -132,9 +149,12 @@ class _Entry:
     declared: int
     member: object
     streamed: bool = False  # a tar member: reaching the next one reads past its data
+    refused: str = ""  # why the entry is refused by its kind (it still counts)
 
 
 def _name_problem(name: str) -> str | None:
+    if len(name) > MAX_PATH:
+        return f"its path is {len(name):,} characters long; the limit is {MAX_PATH:,}"
     if why := file_name_problem(name):
         return why
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
@@ -142,6 +162,13 @@ def _name_problem(name: str) -> str | None:
     if ".." in name.split("/"):
         return "its path climbs out of the folder with '..'"
     return None
+
+
+def _shown(name: str) -> str:
+    """An entry's name as a message shows it: at most SHOWN_PATH characters."""
+    if len(name) <= SHOWN_PATH:
+        return name
+    return f"{name[:SHOWN_PATH]}… ({len(name):,} characters)"
 
 
 def _normalise(name: str) -> str:
@@ -163,37 +190,33 @@ def _zip_name(info: zipfile.ZipInfo) -> tuple[str, bool]:
 def _zip_entries(archive: zipfile.ZipFile, problems: list[str]):
     for info in archive.infolist():
         name, utf8 = _zip_name(info)
-        shown = name if utf8 else repr(info.filename.encode("cp437"))[1:]
-        if not utf8:
-            problems.append(f"{shown}: refused: its name is not UTF-8")
-            continue
         mode = info.external_attr >> 16 if info.create_system == 3 else 0
         kind = stat.S_IFMT(mode)
-        if kind == stat.S_IFLNK:
-            problems.append(f"{name}: refused: it is a symbolic link; a bundle holds files")
-            continue
-        if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-            problems.append(f"{name}: refused: it is not a regular file (a device or pipe)")
-            continue
-        if info.flag_bits & 0x1:
-            problems.append(f"{name}: refused: it is encrypted")
-            continue
+        refused = ""
+        if not utf8:
+            name = repr(info.filename.encode("cp437"))[1:]
+            refused = "its name is not UTF-8"
+        elif kind == stat.S_IFLNK:
+            refused = "it is a symbolic link; a bundle holds files"
+        elif kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+            refused = "it is not a regular file (a device or pipe)"
+        elif info.flag_bits & 0x1:
+            refused = "it is encrypted"
         is_dir = info.is_dir() or kind == stat.S_IFDIR
-        yield _Entry(name, "", is_dir, bool(mode & 0o111), info.file_size, info)
+        yield _Entry(name, "", is_dir, bool(mode & 0o111), info.file_size, info, refused=refused)
 
 
 def _tar_entries(archive: tarfile.TarFile, problems: list[str]):
     for member in archive:
-        name = member.name
+        refused = ""
         if member.issym() or member.islnk():
-            problems.append(f"{name}: refused: it is a link; a bundle holds files, not links")
-            continue
-        if not (member.isfile() or member.isdir()):
-            problems.append(f"{name}: refused: it is not a regular file (a device or pipe)")
-            continue
+            refused = "it is a link; a bundle holds files, not links"
+        elif not (member.isfile() or member.isdir()):
+            refused = "it is not a regular file (a device or pipe)"
         yield _Entry(
-            name, "", member.isdir(), bool(member.mode & 0o111), member.size, member, True
-        )
+            member.name, "", member.isdir(), bool(member.mode & 0o111), member.size, member,
+            True, refused,
+        )  # fmt: skip
 
 
 def _write(source, target: Path, executable: bool, entry: _Entry, budget: list[int]) -> str | None:
@@ -231,22 +254,33 @@ def extract_archive(archive_path: Path, into: Path, *, label: str = "archive") -
         magic = f.read(4)
     problems: list[str] = []
     notices: list[str] = []
+    limits = Limits(
+        entries=settings.PIXIE_BUNDLE_MAX_FILES,
+        name_bytes=MAX_HEADER_NAME,
+        declared_bytes=4 * settings.PIXIE_BUNDLE_MAX_BYTES,
+    )
     try:
         if magic[:2] == b"PK":
+            # A zip's names: MAX_PATH characters of up to 4 bytes in UTF-8.
+            zip_directory_check(archive_path, replace(limits, name_bytes=4 * MAX_PATH))
             with zipfile.ZipFile(archive_path) as archive:
                 _extract(
                     _zip_entries(archive, problems), archive.open, into, problems, notices
                 )
         elif magic[:2] == b"\x1f\x8b":
+            tar_gz_headers_check(archive_path, limits)
             with tarfile.open(archive_path, mode="r:gz") as archive:
                 _extract(
                     _tar_entries(archive, problems), archive.extractfile, into, problems, notices
                 )
         else:
             problems.append(f"{label}: is not a .zip or .tar.gz archive")
+    except ArchiveRefused as exc:
+        where = _shown(exc.entry) if exc.entry else label
+        problems.append(f"{where}: refused: {exc}{LIMIT_SETTINGS.get(exc.limit, '')}")
     except (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, OSError,
             RuntimeError, UnicodeDecodeError, ValueError) as exc:  # fmt: skip
-        problems.append(f"{label}: the archive is damaged or unreadable ({exc})")
+        problems.append(f"{label}: the archive is damaged or unreadable ({_shown(str(exc))})")
     if problems:
         raise BundleFileError(problems)
     return notices
@@ -260,16 +294,23 @@ def _extract(entries, opener, into: Path, problems: list[str], notices: list[str
     seen: set[str] = set()
     macos = False
     for entry in entries:
+        # Every entry counts, refused or not, and the count is checked before the next.
         count += 1
         if count > max_entries:
             problems.append(
-                f"{entry.name}: refused: the archive holds more than {max_entries:,} entries, "
-                "the limit for one bundle (PIXIE_BUNDLE_MAX_FILES)"
+                f"{_shown(entry.name)}: refused: the archive holds more than {max_entries:,} "
+                "entries, the limit for one bundle (PIXIE_BUNDLE_MAX_FILES)"
             )
             return
-        why = _name_problem(entry.name)
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(
+                f"… and perhaps more: reading stopped after {MAX_PROBLEMS} refusals; fix "
+                "these and upload it again"
+            )
+            return
+        why = entry.refused or _name_problem(entry.name)
         if why:
-            problems.append(f"{entry.name}: refused: {why}")
+            problems.append(f"{_shown(entry.name)}: refused: {why}")
             continue
         entry.path = _normalise(entry.name)
         if not entry.path:

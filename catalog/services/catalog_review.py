@@ -17,6 +17,7 @@ from catalog.selectors import IN_CATALOG
 from catalog.validators import DESCRIPTION_MAX
 from pixie.audit import audited
 from pixie.errors import StateError, ValidationFailed
+from pixie.names import name_problem
 from pixie.permissions import require_operator
 
 from .release_notices import notify_version_published
@@ -53,6 +54,16 @@ def review_at_publish(*, bundle_version: BundleVersion) -> tuple[str, list[str],
     refuses a bundle that imitates another publisher's."""
     bundle = bundle_version.bundle
     publisher = bundle.publisher
+    # Every door a name comes in by checks it; this is the last, for any door missed.
+    names = [("bundle", bundle.name)] + [
+        (f"skill {slug}", name)
+        for slug, name in bundle_version.skills.values_list("skill_version__package__slug",
+                                                           "skill_version__name")
+    ]  # fmt: skip
+    if broken := [f"{what}'s name {p}" for what, n in names if (p := name_problem(n))]:
+        raise ValidationFailed(
+            [f"{bundle_version} cannot be published: {b}" for b in broken], code="invalid"
+        )
     verdict = imitation_check(
         publisher=publisher, publisher_name=publisher.name, slug=bundle.slug, name=bundle.name
     )

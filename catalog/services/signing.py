@@ -47,6 +47,7 @@ from pixie.audit import audited
 from pixie.errors import PixieError, ValidationFailed
 from pixie.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
 from pixie.keys import wrap_private as wrap
+from pixie.names import name_problem
 from pixie.namespace import is_slug
 from pixie.prepared import PreparedQuery, Slot
 
@@ -137,6 +138,8 @@ def publisher_key_register(
     third party) if it is not here yet; one transaction, in the history."""
     if not is_slug(slug):
         raise ValidationFailed(f"{slug!r} is not a publisher slug (^[a-z0-9][a-z0-9-]{{0,63}}$)")
+    if name and (problem := name_problem(name)):
+        raise ValidationFailed(f"the publisher's name {problem}")
     with audited(actor=actor, comment=f"Registered a signing key for publisher {slug}"):
         publisher = Publisher.objects.filter(slug=slug).first()
         if publisher is None:

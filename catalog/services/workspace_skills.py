@@ -17,6 +17,7 @@ from catalog.skill_history import RevisionMissing
 from catalog.validators import NAME_MAX, SKILL_DESCRIPTION_MAX, body_too_large
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
+from pixie.names import name_problem
 from pixie.namespace import apply_rename, is_slug, mention_set, parse_mentions
 
 from .revision_files import revision_files_from_revisions, revision_files_from_versions
@@ -36,6 +37,8 @@ def _check_content(name: str, short_description: str, body: str) -> None:
         problems.append("name must not be empty")
     elif len(name) > NAME_MAX:
         problems.append(f"name is {len(name)} characters; the limit is {NAME_MAX}")
+    elif problem := name_problem(name):
+        problems.append(f"name {problem}")
     if not isinstance(short_description, str) or len(short_description) > SKILL_DESCRIPTION_MAX:
         problems.append(
             f"short description must be text of at most {SKILL_DESCRIPTION_MAX} characters"

@@ -41,6 +41,8 @@ class FileChange(TypedDict):
     # not_shown: a text diff past the page's budget (content_diff.PAGE_FILE_DIFF_LINES)
     content: Literal["", "removed", "same", "binary", "too_long", "text", "not_shown"]
     diff: list[str]
+    # False: too many lines changed to align (catalog.line_diff); absent in older plans
+    aligned: bool
 
 
 class SkillCreate(TypedDict):

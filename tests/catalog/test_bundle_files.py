@@ -17,6 +17,7 @@ from catalog.models import (
     Status,
 )
 from catalog.services.bundle_load import bundle_spec_of
+from tests.ratio import ratio
 
 pytestmark = pytest.mark.django_db
 
@@ -244,3 +245,84 @@ def test_a_skill_named_like_a_tool_is_refused(folder):
     toml.write_text(toml.read_text().replace('"take-payment"', '"send-email"'))
     _edit(folder / "skills/send-email/SKILL.md", "name: take-payment", "name: send-email")
     _refused(folder, "@send-email is a built-in tool")
+
+
+# --- what would expand out of all proportion: aliases, deep nesting, odd shapes ---------
+
+
+def alias_bomb(levels: int) -> str:
+    """YAML whose each level names the one before ten times: 10**levels values from a few
+    dozen bytes a level (a 'billion laughs')."""
+    lines = ['  l0: &l0 ["lol"]']
+    for n in range(1, levels + 1):
+        lines.append(f"  l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]")
+    return "laughs:\n" + "\n".join(lines) + "\n"
+
+
+def with_frontmatter(folder, extra: str) -> Path:
+    skill = folder / "skills" / "take-payment" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("---\n", "---\n" + extra, 1))
+    return skill
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(folder):
+    with_frontmatter(folder, alias_bomb(9))  # a billion values, were it expanded
+    before = counts()
+    with pytest.raises(CommandError) as refused:
+        load(folder)
+    assert (
+        "skills/take-payment/SKILL.md: frontmatter is not valid YAML (an alias (*l0) at line 3: "
+        "Pixie does not expand YAML aliases; write the value out)"
+    ) in str(refused.value)
+    assert counts() == before
+
+
+@pytest.mark.xdist_group("timing")
+def test_refusing_an_alias_bomb_costs_time_in_proportion_to_its_bytes(tmp_path):
+    """Twice the levels (twice the bytes; were it expanded, 10**6 times the values) take
+    about twice the time: the ratio, so a fast machine cannot hide a blow-up."""
+    from catalog.bundle_files import parse_skill_md
+
+    def refusing(levels):
+        text = ("---\nname: take-payment\ndescription: Take a payment.\n" + alias_bomb(levels)
+                + "---\n\nTake it.\n")  # fmt: skip
+
+        def parse():
+            problems = []
+            assert parse_skill_md(text, "take-payment", "1.0.0", problems, [], "SKILL.md") is None
+            assert "an alias (*l0)" in problems[0]
+
+        return parse
+
+    assert ratio(refusing(12), refusing(6)) < 4
+
+
+def test_nesting_past_the_limit_is_refused_naming_the_file(folder):
+    with_frontmatter(folder, "metadata:\n  deep: " + "[" * 5_000 + "]" * 5_000 + "\n")
+    with pytest.raises(CommandError) as refused:
+        load(folder)
+    assert "skills/take-payment/SKILL.md: frontmatter is not valid YAML (nested more than 20 " in (
+        str(refused.value)
+    )
+    manifest = folder / "bundle.toml"
+    manifest.write_text(manifest.read_text() + "\ndeep = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    (folder / "skills" / "take-payment" / "SKILL.md").write_text(
+        (AR_210 / "skills" / "take-payment" / "SKILL.md").read_text()
+    )
+    with pytest.raises(CommandError) as refused:
+        load(folder)
+    assert "bundle.toml: not valid TOML (nested more than 20 levels deep)" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "skills",
+    ['[["ar-ground-rules"], ["invoice-chase"]]', "[{ a = 1 }]", "[1, 2]", '"take-payment"'],
+)
+def test_skills_of_the_wrong_shape_are_named_not_a_server_error(folder, skills):
+    manifest = folder / "bundle.toml"
+    text = manifest.read_text()
+    start = text.index("skills = ")
+    manifest.write_text(text[:start] + f"skills = {skills}" + text[text.index("\n", start):])
+    with pytest.raises(CommandError) as refused:
+        load(folder)
+    assert "bundle.toml: " in str(refused.value) and "skill" in str(refused.value)

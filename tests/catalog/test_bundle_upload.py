@@ -341,3 +341,104 @@ def test_uploads_left_waiting_for_a_day_are_cleared_by_the_next_upload(
     second = upload(operator_client, "ledger-tools.zip", zip_of(ledger)).context["token"]
     assert uploads(data_dir) == [f"{second}.archive"]
     assert b"no longer waiting" in confirm(operator_client, first, follow=True).content
+
+
+# --- limits an attacker tried to dodge (links, devices, long names, the zip's table) -----
+
+
+def tar_gz_with(entries, *, format=tarfile.PAX_FORMAT) -> bytes:
+    """A .tar.gz of TarInfo members (with their bytes, or None)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=format) as archive:
+        for member, data in entries:
+            archive.addfile(member, io.BytesIO(data) if data is not None else None)
+    return buffer.getvalue()
+
+
+def tar_file(name, data):
+    member = tarfile.TarInfo(name)
+    member.size = len(data)
+    return member, data
+
+
+def tar_link(name):
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    return member, None
+
+
+def zip_link(name):
+    return info(name, stat.S_IFLNK | 0o777)
+
+
+def test_links_count_against_the_entry_cap_in_a_tar(operator_client, ledger, data_dir, settings):
+    settings.PIXIE_BUNDLE_MAX_FILES = 40
+    links = [tar_link(f"skills/ledger-lookup/l{i}") for i in range(2_000)]
+    data = tar_gz_with([*(tar_file(n, d) for n, d in good_entries(ledger)), *links])
+    problems = refused(operator_client, data_dir, "links.tar.gz", data,
+                       "refused: the archive holds more than 40 entries, the limit for one "
+                       "bundle (PIXIE_BUNDLE_MAX_FILES)")  # fmt: skip
+    assert len(problems) == 1
+
+
+def test_links_and_devices_count_against_the_entry_cap_in_a_zip(
+    operator_client, ledger, data_dir, settings
+):
+    settings.PIXIE_BUNDLE_MAX_FILES = 40
+    links = [(zip_link(f"skills/ledger-lookup/l{i}"), b"/etc") for i in range(900)]
+    devices = [(info(f"skills/ledger-lookup/d{i}", stat.S_IFCHR | 0o644), b"") for i in range(900)]
+    data = zip_with([*good_entries(ledger), *links, *devices])
+    problems = refused(operator_client, data_dir, "links.zip", data,
+                       "links.zip: refused: the archive holds more than 40 entries")  # fmt: skip
+    assert len(problems) == 1
+
+
+def test_refusals_listed_are_bounded(operator_client, ledger, data_dir):
+    links = [(zip_link(f"skills/ledger-lookup/l{i}"), b"/etc") for i in range(500)]
+    data = zip_with([*good_entries(ledger), *links])
+    problems = refused(operator_client, data_dir, "links.zip", data,
+                       "skills/ledger-lookup/l0: refused: it is a symbolic link",
+                       "… and perhaps more: reading stopped after 50 refusals")  # fmt: skip
+    assert len(problems) == 51
+
+
+def test_a_tar_long_name_header_is_refused_before_it_is_read(
+    operator_client, ledger, data_dir
+):
+    """16 MB of name in a GNU long-name header, 16 KB gzipped: refused from its header's
+    size; the page names no more than a line of it."""
+    member = tarfile.TarInfo("skills/ledger-lookup/" + "a" * 16_000_000)
+    member.size = 1
+    data = tar_gz_with([*(tar_file(n, d) for n, d in good_entries(ledger)), (member, b"x")],
+                       format=tarfile.GNU_FORMAT)  # fmt: skip
+    assert len(data) < 100_000
+    response = upload(operator_client, "long.tar.gz", data)
+    problems = response.context["problems"]
+    assert problems == [
+        "long.tar.gz: refused: a header of the archive holds a name or attributes of "
+        "16,000,022 bytes; the limit is 65,536"
+    ]
+    assert len(response.content) < 100_000 and uploads(data_dir) == []
+
+
+def test_a_long_path_is_refused_and_shown_in_part(operator_client, ledger, data_dir):
+    name = "skills/ledger-lookup/" + "b" * 3_000
+    problems = refused(operator_client, data_dir, "long.zip",
+                       zip_with([*good_entries(ledger), (name, b"x")]),
+                       "refused: its path is 3,021 characters long; the limit is 1,024",
+                       )  # fmt: skip
+    [problem] = problems
+    assert problem.startswith(name[:200] + "… (3,021 characters)") and len(problem) < 400
+
+
+def test_a_zips_table_is_counted_before_zipfile_reads_it(ledger, tmp_path):
+    """The count comes from the table's own headers, read 46 bytes at a time."""
+    from catalog.archive_limits import ArchiveRefused, Limits, zip_directory_check
+
+    path = tmp_path / "many.zip"
+    path.write_bytes(zip_with([(f"f{i}", b"") for i in range(300)]))
+    zip_directory_check(path, Limits(entries=300, name_bytes=100, declared_bytes=1))
+    with pytest.raises(ArchiveRefused, match="more than 299 entries"):
+        zip_directory_check(path, Limits(entries=299, name_bytes=100, declared_bytes=1))
+    with pytest.raises(ArchiveRefused, match="name is 4 bytes long; the limit is 3"):
+        zip_directory_check(path, Limits(entries=300, name_bytes=3, declared_bytes=1))

@@ -413,3 +413,42 @@ def test_lists_of_revisions_do_not_read_their_texts(edited, member):
         ordered = 'ORDER BY "catalog_skillrevision"."number" DESC'
         listing = [q["sql"] for q in captured if ordered in q["sql"] and " IN (" not in q["sql"]]
         assert listing and all('"catalog_skillrevision"."body"' not in sql for sql in listing)
+
+
+# --- large edits: the comparison's work is bounded ---------------------------------------
+
+
+def numbered(count: int, word: str) -> str:
+    lines = (f"{word} line {n}: check the ledger before {word} {n * 7}" for n in range(count))
+    return "\n".join(lines)
+
+
+def test_two_six_thousand_line_edits_compare_promptly_and_say_how(edited, member, owner):
+    """The attacker's case: two edits of 6,000 lines, every line different (19 s before)."""
+    skill_edit(skill=edited, actor=owner, body=numbered(6_000, "alpha"), comment="A")
+    skill_edit(skill=edited, actor=owner, body=numbered(6_000, "omega"), comment="B")
+    compare = reverse("admin:catalog_workspaceskill_compare", args=[edited.pk])
+    response = admin_for(member).get(f"{compare}?from=3&to=4")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert (
+        "Too many lines changed to align them one by one (6,000 and 6,000 lines): shown as "
+        "the lines removed, then the lines added."
+    ) in page
+    assert "alpha line 5999" in page and "omega line 0:" in page
+    api = api_for(member).get(f"{URL}/compare/?from=3&to=4")
+    assert api.status_code == 200
+
+
+@pytest.mark.xdist_group("timing")
+def test_a_side_by_side_diff_costs_time_in_proportion_to_its_lines():
+    """Four times the lines, every one changed, take about four times as long (sixteen
+    were the alignment quadratic): the ratio, which a fast machine cannot hide."""
+    from catalog.diff_display import side_by_side
+    from tests.ratio import ratio
+
+    def diffing(count):
+        old, new = numbered(count, "alpha"), numbered(count, "omega")
+        return lambda: side_by_side(old, new)
+
+    assert ratio(diffing(8_000), diffing(2_000), repeats=3) < 8
