@@ -33,7 +33,8 @@ from .audit_rows import rows_html
 from .dashboard import viewer_notifications, workspace_dashboard
 from .errors import PixieError, ValidationFailed
 from .installer.plans import plan_create, version_to_plan
-from .models import AuditChain, AuditCheck, AuditEntry, Membership, Workspace
+from .login_throttle import ThrottledLoginForm
+from .models import AuditChain, AuditCheck, AuditEntry, LoginLockout, Membership, Workspace
 from .permissions import reads_audit_log
 from .whole_numbers import whole_number
 
@@ -114,6 +115,35 @@ class WorkspaceAdmin(
             self.report(request, exc)
             return redirect("admin:pixie_workspace_dashboard", workspace.pk)
         return redirect("admin:catalog_plan_review", plan.pk)
+
+
+# The login page counts wrong passwords and pauses past the limits (pixie.login_throttle).
+admin.site.login_form = ThrottledLoginForm
+
+
+@admin.register(LoginLockout)
+class LoginLockoutAdmin(admin.ModelAdmin):
+    """Accounts and addresses locked out of the login, for those who read the audit log
+    (each lock is also an entry there). Written by the login, never by hand."""
+
+    list_display = ["locked_at", "kind", "username", "address", "failures", "seconds"]
+    list_filter = ["kind"]
+    search_fields = ["username", "address"]
+
+    def has_view_permission(self, request, obj=None):
+        return reads_audit_log(request.user)
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(AuditEntry)

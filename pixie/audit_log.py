@@ -9,6 +9,7 @@ queries, and no page counts the rows it does not show.
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -327,16 +328,24 @@ CSV_COLUMNS = [
 ]  # fmt: skip
 
 
+FORMULA_INSIDE = re.compile(r"([;,\t\r\n|])([=+\-@])")
+
+
 def _cell(value) -> str:
     """A cell a spreadsheet shows as text: one starting with = + - @ (a skill's @name) or
-    a control character would be read as a formula."""
+    a control character would be read as a formula. (Every cell is quoted besides, see
+    export_csv, for a formula that follows a ; inside one.)"""
     text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    text = "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    # A spreadsheet that splits cells on ; (or a tab) would start a formula there too.
+    return FORMULA_INSIDE.sub(r"\1'\2", text)
 
 
 def export_csv(entries: QuerySet[AuditEntry]) -> Iterator[str]:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    # Every cell quoted: a spreadsheet that splits lines on ";" (as many locales do) would
+    # otherwise start a new cell, a formula, at "…;=HYPERLINK(…)" inside a comment.
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL)
 
     def line(values) -> str:
         writer.writerow([_cell(value) for value in values])

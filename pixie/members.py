@@ -17,12 +17,14 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from .audit import audited
 from .errors import StateError, ValidationFailed
-from .models import ApiToken, Membership, Workspace
+from .models import ApiToken, Membership, Notification, Workspace
+from .notifications import Notice, notify
 from .permissions import require_owner
 
 ROLES = [choice for choice, _ in Membership.Role.choices]
@@ -121,7 +123,27 @@ def member_add(
             user.is_staff = True
             user.save(update_fields=["is_staff"])
         membership = Membership.objects.create(workspace=workspace, user=user, role=role)
+        if role == Membership.Role.OWNER:
+            owner_added_notify(workspace=workspace, username=username, actor=actor)
     return Added(membership, link)
+
+
+def owner_added_notify(*, workspace: Workspace, username: str, actor) -> None:
+    """Tell the workspace's other owners that someone became an owner (inside the writing
+    transaction: a change rolled back tells nobody)."""
+    notify(
+        kind=Notification.Kind.OWNERS_AND_RULES,
+        notices=[
+            Notice(
+                workspace_id=workspace.pk,
+                event=f"owner:{workspace.pk}:{username}:{timezone.now().isoformat()}",
+                title=f"{username} is now an owner of {workspace.name} (made so by "
+                f"{actor.username})",
+                url=reverse("admin:pixie_workspace_members", args=[workspace.pk]),
+                asker_id=actor.pk,
+            )
+        ],
+    )
 
 
 def _membership(workspace: Workspace, username: str) -> Membership:
@@ -191,6 +213,8 @@ def member_role_change(*, workspace: Workspace, actor, username: str, role: str)
             _keeps_an_owner(workspace, membership)
         membership.role = role
         membership.save(update_fields=["role"])
+        if role == Membership.Role.OWNER:
+            owner_added_notify(workspace=workspace, username=username, actor=actor)
     return membership
 
 

@@ -5,6 +5,7 @@ import reversion
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from .names import validate_name
 from .namespace_fields import SlugField
@@ -63,6 +64,9 @@ class Membership(models.Model):
     )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Since when the person is an owner (None while a member): an owner made after a plan
+    # was asked cannot be its second owner (pixie.installer.policy).
+    owner_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -72,6 +76,16 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.workspace} ({self.role})"
+
+    def save(self, *args, **kwargs):
+        # Every way a role is set (the members page, the API, the admin's inline) saves
+        # the row: owner_since follows the role here, once.
+        is_owner = self.role == self.Role.OWNER
+        if is_owner != (self.owner_since is not None):
+            self.owner_since = timezone.now() if is_owner else None
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "owner_since"}
+        super().save(*args, **kwargs)
 
 
 class AuditEntry(models.Model):
@@ -223,6 +237,7 @@ class Notification(models.Model):
         SHARE_ARRIVED = "share_arrived", "A share arrived"
         VERSION_YANKED = "version_yanked", "A version my workspace runs was yanked"
         VERSION_PUBLISHED = "version_published", "A newer version of an installed bundle"
+        OWNERS_AND_RULES = "owners_and_rules", "An owner added, or an approval rule loosened"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
@@ -251,6 +266,30 @@ class Notification(models.Model):
 
     def __str__(self):
         return self.title
+
+
+@reversion.register()
+class LoginLockout(models.Model):
+    """An account or an address locked out of the admin's login after too many wrong
+    passwords (pixie.login_throttle); written when the lock begins, never changed."""
+
+    class Kind(models.TextChoices):
+        ACCOUNT = "account", "An account"
+        ADDRESS = "address", "An address"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    username = models.CharField(max_length=150, help_text="The username last tried.")
+    address = models.CharField(max_length=64, help_text="Where the last try came from.")
+    failures = models.PositiveIntegerField(help_text="Wrong passwords in the window.")
+    seconds = models.PositiveIntegerField(help_text="How long the lock lasts.")
+    locked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-locked_at", "-id"]
+
+    def __str__(self):
+        who = self.username if self.kind == self.Kind.ACCOUNT else self.address
+        return f"Login locked for {self.get_kind_display().lower()}: {who}"
 
 
 class NotificationChoice(models.Model):

@@ -61,6 +61,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "pixie.logs.RequestIdMiddleware",
+    # Before anything reads a body: one past its ceiling is refused unread.
+    "pixie.request_limits.RequestBodyLimit",
     "django.middleware.security.SecurityMiddleware",
     # Serves collected static files in production (gunicorn has no static server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -147,6 +149,15 @@ def owner_only(data_dir: Path, database: str) -> None:
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     owner_only(DATA_DIR, str(DATABASES["default"]["NAME"]))
+    # Writers take their turn rather than fail: each transaction takes the write lock
+    # when it begins (IMMEDIATE), so two never both read and then both try to write (the
+    # deadlock SQLite answers at once with "database is locked"), and a writer waits up
+    # to 30 s for the lock. WAL lets pages be read meanwhile.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=30,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -414,6 +425,10 @@ CACHES = {
     ),
 }
 RATELIMIT_USE_CACHE = "ratelimit"
+# The admin's login: wrong passwords allowed per account and per address before logging
+# in pauses for the rest of the window (pixie.login_throttle; empty: no limit).
+PIXIE_LOGIN_FAILURES_PER_ACCOUNT = os.environ.get("PIXIE_LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
+PIXIE_LOGIN_FAILURES_PER_ADDRESS = os.environ.get("PIXIE_LOGIN_FAILURES_PER_ADDRESS", "20/15m")
 PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
 PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))
 
@@ -437,6 +452,11 @@ PIXIE_BUNDLE_MAX_FILES = int(os.environ.get("PIXIE_BUNDLE_MAX_FILES", "20000"))
 # file past this size instead of memory; the admin upload refuses a larger body
 # before reading it.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Any other request body: a supporting file's limit and 1 MiB for the form around it;
+# refused from its Content-Length before a byte is read (pixie.request_limits).
+PIXIE_REQUEST_MAX_BYTES = int(
+    os.environ.get("PIXIE_REQUEST_MAX_BYTES", str(PIXIE_SKILL_FILE_MAX_BYTES + (1 << 20)))
+)
 
 # Email (pixie.notifications): printed on the console unless an SMTP server is set;
 # EMAIL_URL-style settings are Django's own, each from the environment.

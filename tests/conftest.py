@@ -11,6 +11,7 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     suite.deselect_slow(config, items)
+    suite.deselect_pure(config, items)
     suite.heaviest_first(items)
 
 

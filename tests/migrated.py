@@ -4,9 +4,10 @@ nothing takes about ten seconds, copying it a few milliseconds."""
 
 import base64
 import os
-import shutil
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,11 @@ class MigratedDatabase:
     def copy_to(self, destination: Path) -> str:
         """A copy at ``destination`` (readable by its owner only); its DATABASE_URL."""
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.path, destination)
+        # SQLite's own backup: whatever is still in the write-ahead log comes along.
+        with closing(sqlite3.connect(self.path)) as source, closing(
+            sqlite3.connect(destination)
+        ) as target:
+            source.backup(target)
         destination.chmod(0o600)
         return f"sqlite:///{destination}"
 

@@ -1,6 +1,8 @@
 """How the suite runs: the default quick run and the slow one, the same collection in every
 xdist worker, and what each worker keeps to itself.
 
+- ``--services-only`` (CI's PostgreSQL pass) leaves out the tests that touch no
+  database, Redis or server of their own: they ran on the defaults pass already.
 - ``--slow`` (CI passes it) also runs the tests marked ``slow`` (fuzzers, load, the
   production stack, fault injection) and gives property tests their full example counts;
   without it they are deselected and property tests run a tenth of their examples.
@@ -56,6 +58,12 @@ def add_options(parser) -> None:
         "(CI does; docs/CONTRIBUTING.md)",
     )
     group.addoption(
+        "--services-only",
+        action="store_true",
+        help="run only the tests that touch the database, Redis or a server of their own "
+        "(CI's PostgreSQL pass: the others ran on the defaults pass, where they do the same)",
+    )
+    group.addoption(
         "--fault-seed",
         type=int,
         default=None,
@@ -86,6 +94,34 @@ def deselect_slow(config, items) -> None:
         (slow if item.get_closest_marker("slow") else kept).append(item)
     if slow:
         config.hook.pytest_deselected(items=slow)
+        items[:] = kept
+
+
+# A test that asks for one of these touches the database, Redis, or a server of its own.
+SERVICE_FIXTURES = frozenset({
+    "db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+    "live_server", "postgres_only", "migrated_sqlite", "redis_url",
+    "queue",
+})  # fmt: skip
+
+
+def touches_services(item) -> bool:
+    return (
+        item.get_closest_marker("django_db") is not None
+        or item.get_closest_marker("slow") is not None
+        or not SERVICE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+    )
+
+
+def deselect_pure(config, items) -> None:
+    """Under --services-only, the tests that touch no service are left out."""
+    if not config.getoption("--services-only"):
+        return
+    kept, pure = [], []
+    for item in items:
+        (kept if touches_services(item) else pure).append(item)
+    if pure:
+        config.hook.pytest_deselected(items=pure)
         items[:] = kept
 
 

@@ -93,6 +93,9 @@ class Plan(models.Model):
     # The approval rules as they stood at approval, and who satisfied each
     # (pixie.installer.policy).
     policy = models.JSONField(default=list, blank=True)
+    # The second-owner rule's level when the plan was asked: it is judged by the stricter
+    # of this and the level at approval ("" for plans asked before it was kept).
+    second_owner_asked = models.CharField(max_length=10, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -279,10 +279,16 @@ def plan_create(
             fingerprint=fingerprint(reads),
             created_by=actor,
             prepared_because=prepared_because[:400],
+            second_owner_asked=_second_owner_level(workspace),
         )
         if not prepared_because:  # Pixie's own plan is told with its reason (after_yank)
             notify_plan_waiting(plan, asker=actor)
     return plan
+
+
+def _second_owner_level(workspace) -> str:
+    """The second-owner rule's level as it stands, read from the row (not a copy)."""
+    return Workspace.objects.values_list("policy_second_owner", flat=True).get(pk=workspace.pk)
 
 
 def plan_for_installation(*, installation: Installation, kind: str, actor, **kwargs) -> Plan:

@@ -21,13 +21,15 @@ from typing import TypedDict
 import reversion
 from django.db import transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from catalog.findings import SEVERITIES
 from catalog.models import Plan
 from pixie.audit import audited
 from pixie.errors import PermissionRefused, ValidationFailed
-from pixie.models import Membership, PolicyLevel, Workspace
+from pixie.models import Membership, Notification, PolicyLevel, Workspace
+from pixie.notifications import Notice, notify
 from pixie.permissions import require_owner
 
 from .plan_notices import notify_plan_ended
@@ -87,14 +89,42 @@ def asker_of(plan: Plan):
     return plan.taken_over_by if plan.taken_over_by_id else plan.created_by
 
 
+STRICTNESS = [PolicyLevel.OFF, PolicyLevel.ADVISORY, PolicyLevel.REQUIRED]
+
+
+def second_owner_level(plan: Plan, workspace: Workspace) -> str:
+    """The stricter of the rule's level when the plan was asked and its level now: turning
+    the rule off never frees a waiting plan, turning it on still binds it."""
+    now = workspace.policy_second_owner
+    asked = plan.second_owner_asked or now
+    return max(asked, now, key=STRICTNESS.index)
+
+
+def _owner_since(plan: Plan, approver):
+    return (
+        Membership.objects.filter(workspace_id=plan.workspace_id, user_id=approver.pk)
+        .values_list("owner_since", flat=True)
+        .first()
+    )
+
+
 def _second_owner(plan: Plan, workspace: Workspace, approver, role) -> RuleCheck:
-    level = workspace.policy_second_owner
+    level = second_owner_level(plan, workspace)
     if level == PolicyLevel.OFF or not plan.expands_reach:
         why = "off in this workspace" if level == PolicyLevel.OFF else "the plan adds no reach"
         return RuleCheck(SECOND_OWNER, level, False, True, None, f"Does not apply: {why}.")
     asker_id = plan.taken_over_by_id or plan.created_by_id
     is_owner = role == Membership.Role.OWNER
     if is_owner and (asker_id is None or asker_id != approver.pk):
+        since = _owner_since(plan, approver)
+        if since is not None and since > plan.created_at:
+            needs = "must" if level == PolicyLevel.REQUIRED else "should"
+            return RuleCheck(
+                SECOND_OWNER, level, True, False, None,
+                f"{approver.username} became an owner after this plan was asked, so cannot "
+                f"be its second owner: an owner who was one when it was asked {needs} approve "
+                "it, or ask for the plan again.",
+            )  # fmt: skip
         why = (
             "Pixie prepared this plan, so any owner may approve it"
             if asker_id is None
@@ -264,14 +294,40 @@ def policy_update(*, workspace: Workspace, actor, changes: dict) -> Workspace:
         ]
         if said:
             comment = f"Approval policy of {workspace.name}: {'; '.join(said)}"
+            loosened = [
+                f"{LABELS[key].lower()}: {getattr(locked, FIELDS[key])} → {value}"
+                for key, value in changes.items()
+                if key in LEVEL_FIELDS
+                and STRICTNESS.index(value) < STRICTNESS.index(getattr(locked, FIELDS[key]))
+            ]
             with audited(actor=actor, comment=comment):
                 for key, value in changes.items():
                     setattr(locked, FIELDS[key], value)
                 locked.save(update_fields=[FIELDS[key] for key in changes])
                 reversion.add_to_revision(locked)
+                if loosened:
+                    _tell_loosened(locked, loosened, actor)
     for field in FIELDS.values():  # the caller's copy reads as saved
         setattr(workspace, field, getattr(locked, field))
     return locked
+
+
+def _tell_loosened(workspace: Workspace, loosened: list[str], actor) -> None:
+    """The other owners hear of a rule loosened (a waiting plan is still judged by the
+    stricter level, but what comes next is not)."""
+    notify(
+        kind=Notification.Kind.OWNERS_AND_RULES,
+        notices=[
+            Notice(
+                workspace_id=workspace.pk,
+                event=f"policy:{workspace.pk}:{timezone.now().isoformat()}",
+                title=f"{actor.username} loosened the approval policy of {workspace.name}: "
+                + "; ".join(loosened),
+                url=reverse("admin:pixie_workspace_policy", args=[workspace.pk]),
+                asker_id=actor.pk,
+            )
+        ],
+    )
 
 
 # --- expiry -----------------------------------------------------------------------------

@@ -138,6 +138,9 @@ def repoint_create(
             options={"agents": agent_ids},
             progress_total=total,
             created_by=actor,
+            second_owner_asked=Workspace.objects.values_list(
+                "policy_second_owner", flat=True
+            ).get(pk=workspace.pk),
         )
         notify_plan_waiting(plan, asker=actor)
         return plan

@@ -104,3 +104,39 @@ def test_owner_promotes_from_the_agent_page_and_the_api(assembled, owner):
         format="json",
     )
     assert response.status_code == 201 and response.json()["status"] == "published"
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "Аccounts Receivable",  # a Cyrillic А
+        "Accounts Rеceivable",  # a Cyrillic е
+        "Ａccounts Receivable",  # full width
+        "𝐀ccounts Receivable",  # mathematical bold
+        "Accounts Receivab1e",  # a digit one for the l
+        "Accounts Receıvable",  # a dotless ı
+        "ACCOUNTS RECEIVABLE",
+    ],
+)
+def test_a_trusted_workspace_cannot_promote_a_lookalike_of_the_operators_bundle(
+    assembled, owner, lookalike
+):
+    """From a trusted workspace a bundle reaches every catalog at once: a name that only
+    looks different from the operator's Accounts Receivable is refused."""
+    from catalog.models import Publisher
+
+    publisher = Publisher.objects.create(
+        slug="workspace-acme", name="Acme", kind=Publisher.Kind.WORKSPACE,
+        workspace=assembled.workspace, trusted=True,
+    )  # fmt: skip
+    assert publisher.is_trusted
+    answer = APIClient()
+    answer.force_authenticate(owner)
+    response = answer.post(
+        f"/api/workspaces/acme/agents/{assembled.slug}/promote/",
+        {"slug": "acme-ar", "name": lookalike},
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert "is the name of Pixie's bundle accounts-receivable" in str(response.json())
+    assert not BundleVersion.objects.filter(bundle__slug="acme-ar").exists()

@@ -120,6 +120,13 @@ def _contacts_and_messages(workspace, owner):
         )
         for i in range(ROWS)
     )
+    from pixie.models import LoginLockout
+
+    LoginLockout.objects.bulk_create(
+        LoginLockout(kind="account", username=f"guessed-{i}", address="203.0.113.7",
+                     failures=5, seconds=900)
+        for i in range(ROWS)
+    )  # fmt: skip
 
 
 def registered_models():

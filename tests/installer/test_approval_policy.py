@@ -504,3 +504,67 @@ def test_the_policy_page_refuses_a_post_without_a_csrf_token(acme, owner):
     assert client.post(policy_url(acme), form_data(second_owner="required")).status_code == 403
     acme.refresh_from_db()
     assert acme.policy_second_owner == "off"
+
+
+# --- the asker alone cannot beat the rule ------------------------------------------------
+
+
+def test_turning_the_rule_off_does_not_free_a_plan_already_waiting(
+    acme, owner, olga, demo_catalog, mailoutbox, django_capture_on_commit_callbacks
+):
+    olga.email = "olga@example.com"
+    olga.save(update_fields=["email"])
+    set_policy(owner, second_owner="required")
+    plan = ask_install(owner, demo_catalog)
+    with django_capture_on_commit_callbacks(execute=True):
+        set_policy(owner, second_owner="off")
+    refused = approve(owner, plan, django_capture_on_commit_callbacks)
+    assert refused.status_code == 403, refused.json()
+    assert refused.json()["code"] == "policy_second_owner"
+    set_policy(owner, second_owner="required")  # and back on: nothing changed meanwhile
+    assert Plan.objects.get(pk=plan.pk).status == Plan.State.PROPOSED
+    # The other owner was told the rule was loosened, in the home and by email.
+    told = [n.title for n in olga.notifications.filter(kind="owners_and_rules")]
+    assert told == [
+        "owen loosened the approval policy of Acme: a plan that expands reach needs a "
+        "second owner: required → off"
+    ]
+    assert any("loosened the approval policy" in m.subject for m in mailoutbox)
+    # A plan asked while the rule is off, then the rule turned on: it binds.
+    set_policy(owner, second_owner="off")
+    later = ask_install(owner, demo_catalog)
+    set_policy(owner, second_owner="required")
+    assert approve(owner, later, django_capture_on_commit_callbacks).status_code == 403
+    assert approve(olga, later, django_capture_on_commit_callbacks).status_code == 202
+
+
+def test_an_owner_made_after_the_plan_was_asked_cannot_be_its_second_owner(
+    acme, owner, olga, demo_catalog, django_capture_on_commit_callbacks
+):
+    set_policy(owner, second_owner="required")
+    plan = ask_install(owner, demo_catalog)
+    made = api_for(owner).post(
+        "/api/workspaces/acme/members/",
+        {"username": "sock-puppet", "role": "owner", "create": True},
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    puppet = Membership.objects.get(workspace=acme, user__username="sock-puppet").user
+    refused = approve(puppet, plan, django_capture_on_commit_callbacks)
+    assert refused.status_code == 403
+    assert "sock-puppet became an owner after this plan was asked" in refused.json()["detail"]
+    # A member promoted to owner since the plan was asked: the same.
+    mia = make_user("mia-2")
+    Membership.objects.create(workspace=acme, user=mia, role=Membership.Role.MEMBER)
+    promoted = api_for(owner).patch(
+        "/api/workspaces/acme/members/mia-2/", {"role": "owner"}, format="json"
+    )
+    assert promoted.status_code == 200, promoted.json()
+    assert approve(mia, plan, django_capture_on_commit_callbacks).status_code == 403
+    # Olga, an owner when it was asked, approves it; and was told of both new owners.
+    assert approve(olga, plan, django_capture_on_commit_callbacks).status_code == 202
+    titles = sorted(n.title for n in olga.notifications.filter(kind="owners_and_rules"))
+    assert titles == [
+        "mia-2 is now an owner of Acme (made so by owen)",
+        "sock-puppet is now an owner of Acme (made so by owen)",
+    ]

@@ -195,6 +195,22 @@ def test_a_cell_starting_like_a_formula_is_exported_as_text(world):
     assert row["comment"] == "'=HYPERLINK(1)"
 
 
+def test_a_formula_after_a_semicolon_stays_inside_its_quoted_cell(world):
+    """A spreadsheet in a locale that splits on ";" reads no cell that starts a formula."""
+    skill = WorkspaceSkill.objects.get(workspace=world["workspace"], slug="invoice-chase")
+    answer = admin_for(world["owner"]).post(
+        reverse("admin:catalog_workspaceskill_edit", args=[skill.pk]),
+        {"name": "Invoice chase", "body": "Chase.", "comment": 'Paid;=HYPERLINK("x")'},
+    )
+    assert answer.status_code == 302
+    export = admin_for(world["auditor"]).get(f"{LOG}export.csv", {"search": "HYPERLINK"})
+    text = b"".join(export.streaming_content).decode()
+    assert '"Paid;\'=HYPERLINK(""x"")"' in text
+    for delimiter in (",", ";"):
+        cells = [cell for row in csv.reader(io.StringIO(text), delimiter=delimiter) for cell in row]
+        assert not [cell for cell in cells if cell[:1] in ("=", "+", "-", "@")], delimiter
+
+
 def test_only_auditors_and_operators_read_the_log(world):
     member = make_user("mo")
     Workspace.objects.get(slug="acme").memberships.create(user=member, role="owner")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.test import RequestFactory
 from nacl.signing import SigningKey
 from reversion.models import Revision, Version
 
@@ -48,6 +49,7 @@ from pixie.installer.policy import policy_update
 from pixie.installer.repoint import repoint_create
 from pixie.installer.takeover import plan_take_over
 from pixie.keys import b64
+from pixie.login_throttle import login_failed
 from pixie.members import member_add, member_remove, member_role_change
 from pixie.models import AuditEntry, Workspace
 from pixie.offboarding import login_deactivate
@@ -307,6 +309,8 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
          [lambda: state["token"]]),
         ("a member removed", lambda: member_remove(
             workspace=acme, actor=owner, username="mia"), [acme]),
+        ("a login locked", lambda: [login_failed(RequestFactory().post("/admin/login/"), "ghost")
+                                    for _ in range(5)], []),
     ]  # fmt: skip
     auditors = Group.objects.get(name="auditors")
     assert auditors  # the world's groups exist: a write path is walked as its user takes it

@@ -213,7 +213,7 @@ def admin_kind(route: str, name: str | None) -> str | None:
         return None
     label = f"{match['app']}.{match['model']}"
     view = match["view"]
-    if label == "pixie.auditentry":
+    if label in ("pixie.auditentry", "pixie.loginlockout"):  # read by those who audit
         return "audit_write" if view in ("add", "delete") else "audit_log"
     if label in OPERATOR_MODELS:
         reads = view in ("changelist", "change", "history", "revision", "compare")

@@ -15,7 +15,7 @@ from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plans import plan_create
-from pixie.models import AuditEntry, Membership, Notification, Workspace
+from pixie.models import AuditEntry, LoginLockout, Membership, Notification, Workspace
 from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
@@ -105,6 +105,10 @@ def build_world(demo_catalog, capture) -> World:
     )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
     api_token, _ = token_create(user=users["member"], actor=users["member"], name="Laptop")
+    # An account locked out of the login (the lockouts' pages read it).
+    LoginLockout.objects.create(
+        kind="account", username="someone", address="203.0.113.7", failures=5, seconds=900
+    )
     # An unread notification each for the member (from when they were an owner, say) and
     # the owner, so marking them read changes something.
     for role in ("member", "owner"):
