@@ -40,7 +40,8 @@ def best(run, repeats=3) -> float:
 
 
 def numbered(count: int, word: str) -> str:
-    lines = (f"{word} line {n}: check the ledger before {word} {n * 7}" for n in range(count))
+    lines = (f"{word} line {n}: check the ledger before {word} {n * 7}" if n % 2 else "Then:"
+             for n in range(count))  # fmt: skip
     return "\n".join(lines)
 
 

@@ -51,6 +51,7 @@ class ChoicesSerializer(StrictSerializer):
     share_arrived = ChoiceSerializer(required=False)
     version_yanked = ChoiceSerializer(required=False)
     version_published = ChoiceSerializer(required=False)
+    owners_and_rules = ChoiceSerializer(required=False)
 
 
 class NotificationList(InWorkspace, generics.ListAPIView):
