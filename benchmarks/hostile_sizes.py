@@ -6,7 +6,9 @@ which a fast machine cannot hide. Not a test: it prints figures (docs/RELIABILIT
 - a side-by-side diff of two edits whose every line differs, 2,000 and 8,000 lines;
 - refusing a YAML alias bomb in a frontmatter, 6 and 12 levels (10**6 and 10**12 values
   were it expanded);
-- walking a .tar.gz's headers to refuse a GNU long-name header of 1 MB and of 16 MB.
+- walking a .tar.gz's headers to refuse a GNU long-name header of 1 MB and of 16 MB;
+- the findings scan over crafted texts of about 16,000 and 64,000 characters (the
+  shapes tests/catalog/test_findings_engine.py holds to a linear ratio).
 """
 
 import contextlib
@@ -28,6 +30,9 @@ django.setup()
 from catalog.archive_limits import ArchiveRefused, Limits, tar_gz_headers_check  # noqa: E402
 from catalog.bundle_files import parse_skill_md  # noqa: E402
 from catalog.diff_display import side_by_side  # noqa: E402
+from catalog.finding_rules import guardrail_rules  # noqa: E402
+from catalog.findings import scan_skill  # noqa: E402
+from tests.catalog.test_findings_engine import CRAFTED  # noqa: E402
 
 
 def best(run, repeats=3) -> float:
@@ -92,6 +97,13 @@ def main() -> None:
 
     report("tar long-name header refused", best(walk(long_name_tar(1_000_000))),
            best(walk(long_name_tar(16_000_000))), "1 MB vs 16 MB name")  # fmt: skip
+
+    rules = guardrail_rules()
+    for shape, make in CRAFTED.items():
+        texts = make(2_000), make(8_000)
+        small, large = (best(lambda t=t: scan_skill(skill="s", body=t, rules=rules)) for t in texts)
+        sizes = f"{len(texts[0]):,} vs {len(texts[1]):,} chars"
+        report(f"findings: {shape}"[:48], small, large, sizes)
 
 
 if __name__ == "__main__":

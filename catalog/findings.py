@@ -5,17 +5,29 @@ the plan shows as files). Each finding names the skill, the file, the line and t
 around it, with hidden characters made visible. The kinds:
 
 - ``hidden_text``: Unicode tag characters (U+E0000-E007F, except inside an emoji flag
-  sequence) and bidirectional overrides and isolates are *refused* at publish unless an
-  operator overrides with a reason; zero-width characters inside a word, runs of them,
-  and HTML comments outside code are warnings. A reader of the rendered Markdown does not
-  see any of them; a model does.
-- ``undeclared_host``: the hosts a skill names (in URLs) that are not among the bundle's
-  hosts, one informational finding per skill, raised to a warning for a host that sits in
-  an instruction to send or upload data.
+  sequence), bidirectional overrides and isolates, and variation selectors that change no
+  character (a run of them, or one after a character it has no variant of: each can carry
+  a byte a reader never sees) are *refused* at publish unless an operator overrides with
+  a reason; zero-width characters inside a word, runs of them, and HTML comments outside
+  code are warnings. A reader of the rendered Markdown does not see any of them; a model
+  does.
+- ``undeclared_host``: the hosts a skill links to (read as a browser reads a URL: the host
+  is after the last ``@``) that are not among the bundle's hosts, one informational
+  finding per skill, raised to a warning for a host that sits in an instruction to send
+  or upload data; a warning for every link to an IP address, every link with a name
+  before an ``@`` (``https://api.example.com@evil.example.com/`` goes to the second), and
+  every host name written with letters that only look like Latin ones.
 - ``undeclared_credential``: a credential-looking name (``*_API_KEY``, ``*_TOKEN``, ...)
   the bundle does not declare; a warning.
 - ``guardrail``: text aimed at the model's guardrails, from a rule set kept as data
-  (``catalog/finding_rules.toml``, extended by ``PIXIE_FINDING_RULES_FILE``); warnings.
+  (``catalog/finding_rules.toml``, extended by ``PIXIE_FINDING_RULES_FILE``), found also
+  when written with lookalike letters (a Cyrillic о, a full-width ｉ); warnings.
+
+Every pattern runs on RE2 (google-re2), whose time is linear in the text whatever the
+pattern, and everything around the patterns (lines, excerpts, code spans, the send check)
+looks at each character a bounded number of times: a crafted text costs what its length
+costs. The rules are operators' data, so a rule RE2 cannot run (a look-around, a
+back-reference) is refused when the rules load, by name.
 
 The rules miss what they do not name: a paraphrase of "ignore previous instructions", a
 host written without a scheme, a credential name in lower case, instructions in an image.
@@ -24,22 +36,34 @@ They are a reader's aid, never a verdict.
 
 from __future__ import annotations
 
-import re
+import bisect
+import contextlib
+import functools
+import ipaddress
 import tomllib
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
-try:  # Python's own regex parser, for literal_starts; not a public API, so optional
-    import re._constants as sre
-    import re._parser as sre_parse
-except ImportError:  # without it, every pattern is scanned by the regex engine alone
-    sre = sre_parse = None
+import re2
+from confusable_homoglyphs import confusables
 
 REFUSE, WARNING, INFO = "refuse", "warning", "info"
 SEVERITIES = (REFUSE, WARNING, INFO)
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 EXCERPT_CHARS = 60
+# One file's findings listed at most (the rest counted in one more): a page stays readable
+# and bounded however many a crafted file holds.
+MAX_LISTED = 100
+
+
+def linear_pattern(pattern: str, *, ignore_case: bool = False):
+    """``pattern`` compiled for RE2 (linear time); re2.error when RE2 cannot run it."""
+    options = re2.Options()
+    options.log_errors = False  # a refused rule is reported by its name, not on stderr
+    options.case_sensitive = not ignore_case
+    return re2.compile(pattern, options)
+
 
 TAGS = range(0xE0000, 0xE0080)
 CANCEL_TAG = 0xE007F
@@ -64,236 +88,95 @@ ZERO_WIDTH = {
     0x180E: "MONGOLIAN VOWEL SEPARATOR",
 }
 ZERO_WIDTH_RUN = 4  # this many in a row is an encoding, whatever surrounds it
+# Variation selectors: VS1-16 (U+FE00-FE0F) and VS17-256 (U+E0100-E01EF). One after a
+# character with variants picks a glyph (❤️ is U+2764 U+FE0F); anywhere else, each is
+# a byte in hiding ("emoji smuggling").
+SELECTORS = range(0xFE00, 0xFE10)
+MORE_SELECTORS = range(0xE0100, 0xE01F0)
 # A character shown as ⟨U+XXXX⟩ in an excerpt: every one a reader would not see.
 INVISIBLE = set(BIDI_CONTROLS) | set(ZERO_WIDTH) | {0x200E, 0x200F, 0x00AD}
 
-HIDDEN_RUN = re.compile(
-    "["
-    + "".join(re.escape(chr(c)) for c in (*BIDI_CONTROLS, *ZERO_WIDTH))
-    + "\U000e0000-\U000e007f]+"
+_HIDDEN_CLASS = (
+    "".join(chr(c) for c in (*BIDI_CONTROLS, *ZERO_WIDTH))
+    + "\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef"
 )
+HIDDEN_RUN = linear_pattern(f"[{_HIDDEN_CLASS}]+")
+# Anything visible() writes out: a text without one is shown as it is.
+WRITTEN_OUT = linear_pattern(f"[{_HIDDEN_CLASS}\u200e\u200f\u00ad]")
+
+
+def _is_selector(code: int) -> bool:
+    return code in SELECTORS or code in MORE_SELECTORS
 
 
 def _class(code: int) -> str:
     if code in TAGS:
         return "tag"
+    if _is_selector(code):
+        return "selector"
     return "bidi" if code in BIDI_CONTROLS else "zero-width"
 
 
-URL = re.compile(r"\b(?:https?|wss?|ftp)://([A-Za-z0-9.-]+\.[A-Za-z]{2,63})(?::\d+)?", re.I)
-# URL over lower-cased text, its \b checked by hand (see Rule.fast).
-URL_FAST = re.compile(r"(?:https?|wss?|ftp)://([a-z0-9.-]+\.[a-z]{2,63})(?::\d+)?")
+def _hidden_code(code: int) -> bool:
+    return code in TAGS or code in BIDI_CONTROLS or code in ZERO_WIDTH or _is_selector(code)
+
+
+def selector_fits(base: str, code: int) -> bool:
+    """Whether one variation selector ``code`` after ``base`` picks a glyph rather than
+    hides a byte: U+FE0E/FE0F after an emoji or a keycap's digit, U+E0100-E01EF after a
+    CJK ideograph, U+FE00-FE0D after any other non-ASCII character (standardized
+    variation sequences: mathematical symbols, CJK compatibility ideographs, ...)."""
+    if not base or base.isspace() or _hidden_code(ord(base)):
+        return False
+    if code in (0xFE0E, 0xFE0F):
+        return not base.isascii() or base in "0123456789#*"
+    if code in MORE_SELECTORS:
+        return unicodedata.name(base, "").startswith("CJK")
+    return not base.isascii()
+
+
+def _selector_bytes(run: str) -> str:
+    """What a run of variation selectors spells, read as the bytes they stand for (VS1-16
+    are 0-15, VS17-256 are 16-255), printable characters only."""
+    data = bytes((ord(c) - 0xFE00) if ord(c) in SELECTORS else (ord(c) - 0xE0100 + 16) for c in run)
+    text = data.decode("utf-8", errors="replace")
+    return "".join(c if c.isprintable() and c != "\ufffd" else "·" for c in text)
+
+
+URL = linear_pattern(r"""\b(?:https?|wss?|ftp)://([^\s/\\?#<>"'`()*|{}^]+)""", ignore_case=True)
 # A verb asking for data to leave, as a word of its own: not part of a compound
-# ("post-quantum", "@send-email") nor of a path; addresses are taken out of the line
-# first (ADDRESSES), so "https://example.com/posts/" asks nothing to be sent.
-SEND_WORDS = re.compile(
-    r"(?<![-/])\b(?:send|sends|sending|upload|uploads|uploading|post|posts|posting|forward|"
+# ("post-quantum", "@send-email") nor of a path (_asks_to_send checks the characters
+# around it); addresses are taken out of the line first (ADDRESSES), so
+# "https://example.com/posts/" asks nothing to be sent.
+SEND_WORDS = linear_pattern(
+    r"\b(?:send|sends|sending|upload|uploads|uploading|post|posts|posting|forward|"
     r"forwards|submit|submits|transmit|transmits|exfiltrate|beacon|report\s+back|sync\s+to|"
-    r"push\s+to|curl\s+(?:[^\n]*\s)?(?:-d|--data\S*|-F|--form|-T|--upload-file))\b(?![-/]\w)",
-    re.I,
+    r"push\s+to|curl\s+(?:[^\n]*\s)?(?:-d|--data\S*|-F|--form|-T|--upload-file))\b",
+    ignore_case=True,
 )
-ADDRESSES = re.compile(r"\b(?:https?|wss?|ftp)://\S*|[\w.-]+(?:/[\w.%~+-]+)+/?", re.I)
-CREDENTIAL_NAME = re.compile(
+ADDRESSES = linear_pattern(
+    r"\b(?:https?|wss?|ftp)://\S*|[\w.-]+(?:/[\w.%~+-]+)+/?", ignore_case=True
+)
+CREDENTIAL_NAME = linear_pattern(
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|ACCESS_KEY|"
     r"PRIVATE_KEY|PASSWORD|PASSWD|CREDENTIALS?|AUTH_TOKEN)\b"
 )
-HTML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+HTML_COMMENT = linear_pattern(r"(?s)<!--(.*?)-->")
+BACKTICKS = linear_pattern(r"`+")
+FENCE = linear_pattern(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    pattern: re.Pattern  # as written, ignoring case
+    source: str  # the pattern as written, matched ignoring case
     message: str
     severity: str = WARNING
-    # The same over lower-cased text, without its leading \b (checked by hand): Python's
-    # re skips ahead fast only to a literal start, and ignoring case costs it that too.
-    fast: re.Pattern | None = None
-    boundary: bool = False
-    # Literal texts every match of ``fast`` begins with (literal_starts), or None.
-    starts: tuple[str, ...] | None = None
-    # Literal texts one of which every match of ``fast`` holds (literal_gate), or None.
-    gate: tuple[str, ...] | None = None
+    pattern: object = field(default=None, compare=False, repr=False)  # compiled (RE2)
 
-
-def _fast_form(pattern: str) -> tuple[re.Pattern, bool]:
-    boundary = pattern.startswith(r"\b")
-    return re.compile(pattern[2:] if boundary else pattern), boundary
-
-
-_ZERO_WIDTH_OPS = {sre.AT, sre.ASSERT, sre.ASSERT_NOT} if sre else set()
-_REPEAT_OPS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT} if sre else set()
-
-
-def _prefixes(items) -> set[str] | None:
-    """Literal texts one of which begins every match of the parsed ``items``, extended
-    through literals as far as they go; None when a match may begin otherwise."""
-    prefix = ""
-    for op, av in items:
-        if op is sre.LITERAL:
-            prefix += chr(av)
-            continue
-        if op in _ZERO_WIDTH_OPS and not prefix:  # matches nothing, moves nothing
-            continue
-        if prefix:
-            break  # what follows only lengthens the prefix: the prefix is enough
-        if op is sre.SUBPATTERN and not av[1] and not av[2]:  # no inline flags
-            return _prefixes(av[3])
-        if op is sre.BRANCH:
-            branches = [_prefixes(branch) for branch in av[1]]
-            return None if None in branches else set().union(*branches)
-        if op in _REPEAT_OPS and av[0] >= 1:
-            return _prefixes(av[2])
-        return None
-    return {prefix} if prefix else None
-
-
-def _parsed(pattern: str):
-    """``pattern`` as Python's regex parser reads it, or None where its literals cannot
-    be trusted: no parser at hand, not a regex, or case-insensitive (its literals then
-    stand for other letters too)."""
-    if sre_parse is None:
-        return None
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
-        return None
-    return None if parsed.state.flags & re.I else parsed
-
-
-def literal_starts(pattern: str) -> tuple[str, ...] | None:
-    """The literal texts every match of ``pattern`` (case-sensitive) begins with, each at
-    least two characters, or None: where a match can begin is then found by substring
-    search, far faster than the regex engine's scan of every position (_finditer)."""
-    parsed = _parsed(pattern)
-    if parsed is None:
-        return None
-    starts = _prefixes(parsed)
-    if not starts or min(map(len, starts)) < 2:
-        return None
-    # "do" finds wherever "don't" is: the longer is not searched for.
-    return tuple(sorted(s for s in starts if not any(s != t and s.startswith(t) for t in starts)))
-
-
-def _held(items) -> list[set[str]]:
-    """Sets of literal texts such that every match of the parsed ``items`` holds one text
-    of each set (somewhere, not only at its start)."""
-    found: list[set[str]] = []
-    run = ""
-    for op, av in items:
-        if op is sre.LITERAL:
-            run += chr(av)
-            continue
-        if run:
-            found.append({run})
-            run = ""
-        if op is sre.SUBPATTERN and not av[1] and not av[2]:  # no inline flags
-            found += _held(av[3])
-        elif op is sre.BRANCH:
-            branches = [_rarest(_held(branch)) for branch in av[1]]
-            if None not in branches:
-                found.append(set().union(*branches))
-        elif op in _REPEAT_OPS and av[0] >= 1:
-            found += _held(av[2])
-    if run:
-        found.append({run})
-    return found
-
-
-def _rarest(sets: list[set[str]]) -> set[str] | None:
-    """The set whose shortest text is longest (a longer text is rarer in prose: "the"
-    is everywhere, "system" is not), the fewest texts among equals."""
-    return min(sets, key=lambda texts: (-min(map(len, texts)), len(texts)), default=None)
-
-
-def literal_gate(pattern: str) -> tuple[str, ...] | None:
-    """Literal texts one of which every match of ``pattern`` (case-sensitive) holds, each
-    at least three characters, when they are fewer than its literal starts (or it has
-    none), or None. A text holding none of them has no match: one substring search each
-    answers for the whole text (text about models rarely names "dan mode", say, and
-    "guidance" holds "dan" every time)."""
-    parsed = _parsed(pattern)
-    if parsed is None:
-        return None
-    gate = _rarest([texts for texts in _held(parsed) if min(map(len, texts)) >= 3])
-    starts = literal_starts(pattern)
-    if gate is None or (starts is not None and len(gate) >= len(starts)):
-        return None
-    return tuple(sorted(gate))
-
-
-# More candidates than one in so many characters: each costs a Python step, and the
-# regex engine's own scan of every position is as fast.
-CHARS_PER_CANDIDATE = 256
-
-
-def _finditer(
-    pattern: re.Pattern,
-    text: str,
-    starts: tuple[str, ...] | None,
-    gate: tuple[str, ...] | None = None,
-    searched: dict | None = None,
-):
-    """``pattern.finditer(text)``, the same matches, none when the text holds none of
-    ``gate`` (literal_gate), else tried only where one of ``starts`` (literal_starts)
-    occurs: a match can begin nowhere else. ``searched``: the substring searches already
-    made in this text (by other rules), kept and reused."""
-    searched = {} if searched is None else searched
-    if gate is not None and not any(_holds(text, literal, searched) for literal in gate):
-        return
-    positions = _positions(text, starts, searched) if starts is not None else None
-    if positions is None:
-        yield from pattern.finditer(text)
-        return
-    end = 0
-    for position in positions:
-        if position < end:
-            continue
-        match = pattern.match(text, position)
-        if match:
-            yield match
-            end = match.end()
-
-
-def _holds(text: str, literal: str, searched: dict) -> bool:
-    key = ("in", literal)
-    if key not in searched:
-        found = searched.get(("at", literal))
-        searched[key] = bool(found) if found is not None else literal in text
-    return searched[key]
-
-
-def _positions(text: str, starts: tuple[str, ...], searched: dict) -> list[int] | None:
-    """Where each of ``starts`` occurs in ``text``, in order; None past the limit."""
-    limit = len(text) // CHARS_PER_CANDIDATE + 16
-    positions: list[int] = []
-    for start in starts:
-        key = ("at", start)
-        if key not in searched:
-            searched[key] = _occurrences(text, start, limit)
-        found = searched[key]
-        if found is None or len(positions) + len(found) > limit:
-            return None
-        positions += found
-    return sorted(set(positions))
-
-
-def _occurrences(text: str, literal: str, limit: int) -> list[int] | None:
-    """Where ``literal`` occurs in ``text``; None past ``limit`` occurrences."""
-    found: list[int] = []
-    at = text.find(literal)
-    while at != -1:
-        if len(found) == limit:
-            return None
-        found.append(at)
-        at = text.find(literal, at + 1)
-    return found
-
-
-URL_STARTS = literal_starts(URL_FAST.pattern)
-URL_GATE = literal_gate(URL_FAST.pattern)
+    def __post_init__(self):
+        if self.pattern is None:
+            object.__setattr__(self, "pattern", linear_pattern(self.source, ignore_case=True))
 
 
 @dataclass(frozen=True)
@@ -317,7 +200,7 @@ class Finding:
 
 def rules_from_toml(text: str, source: str) -> list[Rule]:
     """The guardrail rules of a TOML text: ``[[rule]]`` tables with ``id``, ``pattern`` (a
-    Python regular expression, matched ignoring case), ``message`` and optionally
+    regular expression in RE2's syntax, matched ignoring case), ``message`` and optionally
     ``severity`` (warning or info). A bad rule raises ValueError naming it."""
     data = tomllib.loads(text)
     rules = []
@@ -325,68 +208,121 @@ def rules_from_toml(text: str, source: str) -> list[Rule]:
         where = f"{source}: rule {index}"
         if not isinstance(item, dict) or not {"id", "pattern", "message"} <= set(item):
             raise ValueError(f"{where} needs id, pattern and message")
+        if not all(isinstance(item[key], str) for key in ("id", "pattern", "message")):
+            raise ValueError(f"{where}: id, pattern and message must be strings")
         severity = item.get("severity", WARNING)
         if severity not in (WARNING, INFO):
             raise ValueError(f"{where}: severity must be warning or info")
-        if re.search(r"[A-Z]", re.sub(r"\\.", "", item["pattern"])):
-            raise ValueError(
-                f"{where} ({item['id']}): write the pattern in lower case (it is matched "
-                "against the lower-cased text)"
-            )
         try:
-            pattern = re.compile(item["pattern"], re.I)
-            fast, boundary = _fast_form(item["pattern"])
-        except re.error as exc:
-            raise ValueError(f"{where} ({item['id']}): bad pattern ({exc})") from None
-        starts, gate = literal_starts(fast.pattern), literal_gate(fast.pattern)
-        rules.append(
-            Rule(item["id"], pattern, item["message"], severity, fast, boundary, starts, gate)
-        )
+            pattern = linear_pattern(item["pattern"], ignore_case=True)
+        except re2.error as exc:
+            reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+            raise ValueError(
+                f"{where} ({item['id']}): bad pattern ({reason}); rules run on RE2, which "
+                "has no look-arounds or back-references"
+            ) from None
+        rules.append(Rule(item["id"], item["pattern"], item["message"], severity, pattern))
     return rules
 
 
 def visible(text: str) -> str:
     """The text with every character a reader would not see written out: ⟨U+XXXX NAME⟩,
-    and a run of tag characters as the ASCII it spells, ⟨tags: "…"⟩."""
-    out, tags = [], []
-    for char in text + "\n":
+    a run of tag characters as the ASCII it spells, ⟨tags: "…"⟩, and variation selectors
+    that change no character as the bytes they stand for, ⟨3 variation selectors: "…"⟩
+    (one that picks an emoji's glyph is left as it is). Linear in the text."""
+    if not WRITTEN_OUT.search(text):
+        return text
+    out: list[str] = []
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
         code = ord(char)
-        if code in TAGS:
-            tags.append(chr(code - 0xE0000) if 0x20 <= code - 0xE0000 < 0x7F else "·")
+        if code in TAGS or _is_selector(code):
+            end = index
+            while end < length and _class(ord(text[end])) == _class(code):
+                end += 1
+            run = text[index:end]
+            if code in TAGS:
+                spelled = "".join(
+                    chr(ord(c) - 0xE0000) if 0x20 <= ord(c) - 0xE0000 < 0x7F else "·" for c in run
+                )
+                out.append(f'⟨tags: "{spelled}"⟩')
+            elif end - index == 1 and selector_fits(text[index - 1] if index else "", code):
+                out.append(char)
+            else:
+                n = end - index
+                plural = "s" if n > 1 else ""
+                out.append(f'⟨{n} variation selector{plural}: "{_selector_bytes(run)}"⟩')
+            index = end
             continue
-        if tags:
-            out.append(f'⟨tags: "{"".join(tags)}"⟩')
-            tags = []
         if code in INVISIBLE:
             name = BIDI_CONTROLS.get(code) or ZERO_WIDTH.get(code) or unicodedata.name(char, "")
             out.append(f"⟨U+{code:04X}{' ' + name if name else ''}⟩")
         else:
             out.append(char)
-    return "".join(out)[:-1]
+        index += 1
+    return "".join(out)
 
 
-def _excerpt(text: str, start: int, end: int) -> str:
-    """The line where [start, end) starts, cut to about EXCERPT_CHARS each side, made
-    visible: one line, even for a match over several (an HTML comment)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", start)
-    line_end = len(text) if line_end == -1 else line_end
-    left = max(line_start, start - EXCERPT_CHARS)
-    right = min(line_end, end + EXCERPT_CHARS)
-    piece = text[left:right]
-    return ("…" if left > line_start else "") + visible(piece) + ("…" if right < line_end else "")
+class _Lines:
+    """Where a text's lines start and end, found once: a line number or a line's bounds
+    for any position in logarithmic time (counting from the start each time is quadratic
+    in a text with many findings)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.breaks: list[int] = []
+        at = text.find("\n")
+        while at != -1:
+            self.breaks.append(at)
+            at = text.find("\n", at + 1)
+
+    def number(self, index: int) -> int:
+        return bisect.bisect_left(self.breaks, index) + 1
+
+    def bounds(self, index: int) -> tuple[int, int]:
+        k = bisect.bisect_left(self.breaks, index)
+        start = self.breaks[k - 1] + 1 if k else 0
+        return start, self.breaks[k] if k < len(self.breaks) else len(self.text)
+
+    def excerpt(self, start: int, end: int) -> str:
+        """The line where [start, end) starts, cut to about EXCERPT_CHARS each side (a
+        long match to a few times that), made visible: one line, even for a match over
+        several (an HTML comment)."""
+        line_start, line_end = self.bounds(start)
+        left = max(line_start, start - EXCERPT_CHARS)
+        right = min(line_end, end + EXCERPT_CHARS, start + 4 * EXCERPT_CHARS)
+        piece = visible(self.text[left:right])
+        return ("…" if left > line_start else "") + piece + ("…" if right < line_end else "")
 
 
-def _line(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where code spans are (CommonMark: a run of backticks closed by the next run of the
+    same length), each backtick run looked at twice: linear where a back-reference in a
+    regular expression is not."""
+    runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(text)] if "`" in text else []
+    following: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        width = runs[i][1] - runs[i][0]
+        following[i] = last.get(width)
+        last[width] = i
+    spans, i = [], 0
+    while i < len(runs):
+        j = following[i]
+        if j is None:
+            i += 1
+            continue
+        spans.append((runs[i][0], runs[j][1]))
+        i = j + 1
+    return spans
 
 
 def _outside_code(text: str) -> str:
     """The text with fenced code blocks and code spans blanked (same length, same lines),
     for the checks that concern what a rendered page hides."""
-    chars = list(text)
+    pieces: list[str] = []
     fence = None
-    position = 0
     for line in text.splitlines(keepends=True):
         match = FENCE.match(line)
         if fence is None and match:
@@ -397,28 +333,32 @@ def _outside_code(text: str) -> str:
         else:
             inside = fence is not None
         if inside:
-            for i in range(position, position + len(line.rstrip("\n"))):
-                chars[i] = " "
-        position += len(line)
-    blanked = "".join(chars)
-    return CODE_SPAN.sub(lambda m: " " * len(m.group(0)), blanked)
+            body = line.rstrip("\n")
+            pieces.append(" " * len(body) + line[len(body) :])
+        else:
+            pieces.append(line)
+    blanked = "".join(pieces)
+    spans = _code_spans(blanked)
+    if not spans:
+        return blanked
+    out, at = [], 0
+    for start, end in spans:
+        out += [blanked[at:start], " " * (end - start)]
+        at = end
+    out.append(blanked[at:])
+    return "".join(out)
 
 
-def _hidden(text: str, skill: str, file: str) -> list[Finding]:
-    found: list[Finding] = []
+# A finding before its line and excerpt are worked out (only for those listed, _listed):
+# kind, severity, start, end, message.
+Raw = tuple[str, str, int, int, str]
+
+
+def _hidden(text: str) -> list[Raw]:
+    found: list[Raw] = []
 
     def add(severity, start, end, message):
-        found.append(
-            Finding(
-                "hidden_text",
-                severity,
-                skill,
-                file,
-                _line(text, start),
-                _excerpt(text, start, end),
-                message,
-            )  # fmt: skip
-        )
+        found.append(("hidden_text", severity, start, end, message))
 
     length = len(text)
     for run in HIDDEN_RUN.finditer(text):  # one pass; a character loop only inside a run
@@ -428,13 +368,20 @@ def _hidden(text: str, skill: str, file: str) -> list[Finding]:
             kind_end = index
             while kind_end < end and _class(ord(text[kind_end])) == _class(code):
                 kind_end += 1
+            count = kind_end - index
             if code in TAGS:
                 flag = (index > 0 and ord(text[index - 1]) == BLACK_FLAG
                         and ord(text[kind_end - 1]) == CANCEL_TAG)  # fmt: skip
                 if not flag:
                     add(REFUSE, index, kind_end,
-                        f"{kind_end - index} Unicode tag character(s): text a reader does not "
-                        "see and a model reads")  # fmt: skip
+                        f"{count} Unicode tag character(s): text a reader does not see and "
+                        "a model reads")  # fmt: skip
+            elif _is_selector(code):
+                base = text[index - 1] if index else ""
+                if count > 1 or not selector_fits(base, code):
+                    add(REFUSE, index, kind_end,
+                        f"{count} variation selector(s) that change no character: each can "
+                        "carry a byte a reader does not see and a model reads")  # fmt: skip
             elif code in BIDI_CONTROLS:
                 for at in range(index, kind_end):
                     name = BIDI_CONTROLS[ord(text[at])]
@@ -446,69 +393,166 @@ def _hidden(text: str, skill: str, file: str) -> list[Finding]:
                 after = text[kind_end] if kind_end < length else ""
                 in_word = (before.isascii() and before.isalnum()
                            and after.isascii() and after.isalnum())  # fmt: skip
-                if in_word or kind_end - index >= ZERO_WIDTH_RUN:
+                if in_word or count >= ZERO_WIDTH_RUN:
                     where = "inside a word" if in_word else "in a row"
                     add(WARNING, index, kind_end,
-                        f"{kind_end - index} zero-width character(s) {where}: they can split a "
-                        "word past a reader or carry a hidden message")  # fmt: skip
+                        f"{count} zero-width character(s) {where}: they can split a word "
+                        "past a reader or carry a hidden message")  # fmt: skip
             index = kind_end
     return found
 
 
-def _comments(text: str, skill: str, file: str) -> list[Finding]:
+def _comments(text: str) -> list[Raw]:
     """HTML comments outside code: ASCII, so looked for in every text (not only in one
     holding the characters _hidden looks for)."""
     if "<!--" not in text:
         return []
     message = "an HTML comment: hidden when the Markdown is rendered, read by a model"
     return [
-        Finding("hidden_text", WARNING, skill, file, _line(text, match.start()),
-                _excerpt(text, match.start(), match.end()), message)
+        ("hidden_text", WARNING, match.start(), match.end(), message)
         for match in HTML_COMMENT.finditer(_outside_code(text))
         if text[match.start(1) : match.end(1)].strip()
-    ]  # fmt: skip
+    ]
 
 
 def _in_word(text: str, start: int) -> bool:
-    """Whether ``start`` continues a word (a \b a fast pattern left out fails there)."""
+    """Whether ``start`` continues a word."""
     return start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
-def _matches(pattern: re.Pattern, fast: re.Pattern | None, boundary: bool, text: str,
-             low: str | None, starts: tuple[str, ...] | None = None,
-             gate: tuple[str, ...] | None = None, searched: dict | None = None):  # fmt: skip
-    """The pattern's matches: the fast form over the lower-cased text when it has the same
-    length (some characters lengthen when lowered), else the pattern as written."""
-    if fast is None or low is None:
-        yield from pattern.finditer(text)
-        return
-    for match in _finditer(fast, low, starts, gate, searched):
-        if not (boundary and _in_word(low, match.start())):
-            yield match
-
-
-def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
-           credentials: set[str], named: dict[str, tuple[int, str]],
-           searched: dict | None = None) -> list[Finding]:  # fmt: skip
-    """Warnings for undeclared hosts in an instruction to send, and undeclared credential
-    names; every other undeclared host is collected into ``named`` (one info a skill)."""
-    found: list[Finding] = []
-    for match in _matches(URL, URL_FAST, True, text, low, URL_STARTS, URL_GATE, searched):
-        host = match.group(1).lower().rstrip(".")
-        if host in hosts:
+def _asks_to_send(line: str) -> bool:
+    """Whether a line holds a send word of its own (SEND_WORDS), addresses left out."""
+    line = ADDRESSES.sub(" ", line)
+    for match in SEND_WORDS.finditer(line):
+        start, end = match.start(), match.end()
+        before = line[start - 1] if start else ""
+        after = line[end : end + 2]
+        if before and (before in "-/" or before.isalnum() or before == "_"):
             continue
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        line_end = text.find("\n", match.end())
-        line = text[line_start : len(text) if line_end == -1 else line_end]
-        if SEND_WORDS.search(ADDRESSES.sub(" ", line)):
-            found.append(Finding(
-                "undeclared_host", WARNING, skill, file, _line(text, match.start()),
-                _excerpt(text, match.start(), match.end()),
-                f"an instruction to send data to {host}, which the bundle does not declare "
-                "among its hosts",
-            ))  # fmt: skip
-        else:
-            named.setdefault(host, (_line(text, match.start()), file))
+        if len(after) == 2 and after[0] in "-/" and (after[1].isalnum() or after[1] == "_"):
+            continue
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class Link:
+    """A URL's host as a browser reads it (after the last @, without the port)."""
+
+    host: str  # lower case, as written (an IP address as written)
+    userinfo: str  # what stands before the @, or ""
+    ip: str  # the address in its usual form when the host is one, else ""
+    reads_as: str  # what a host in lookalike letters reads as, else ""
+
+
+def _ipv4(host: str) -> str | None:
+    """A host a browser takes for an IPv4 address (WHATWG URL: its last label a number,
+    decimal, octal or hex; 2130706433 and 0x7f.1 are 127.0.0.1), in dotted form, or None;
+    "" when it is one but does not parse."""
+    labels = host.split(".")
+    if labels[-1] == "" and len(labels) > 1:
+        labels.pop()
+    if not labels[-1] or not (labels[-1].isdigit() or labels[-1].startswith("0x")):
+        return None
+    numbers = []
+    for label in labels:
+        try:
+            if label.startswith("0x"):
+                numbers.append(int(label[2:] or "0", 16))
+            elif len(label) > 1 and label.startswith("0"):
+                numbers.append(int(label, 8))
+            else:
+                numbers.append(int(label, 10))
+        except ValueError:
+            return ""
+    if len(numbers) > 4 or any(n > 255 for n in numbers[:-1]):
+        return ""
+    value = numbers[-1]
+    if value >= 256 ** (5 - len(numbers)):
+        return ""
+    for position, number in enumerate(numbers[:-1]):
+        value += number * 256 ** (3 - position)
+    return str(ipaddress.IPv4Address(value))
+
+
+def _unicode_host(host: str) -> str:
+    """A host with its punycode labels (xn--) decoded, as a person sees it."""
+    labels = []
+    for label in host.split("."):
+        if label.startswith("xn--"):
+            with contextlib.suppress(UnicodeError, ValueError):
+                label = label[4:].encode("ascii").decode("punycode")
+        labels.append(label)
+    return ".".join(labels)
+
+
+def _link(authority: str) -> Link | None:
+    """The link in a URL's authority, or None when it names no host (``localhost``)."""
+    userinfo, _at, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        inside = hostport[1 : hostport.find("]")] if "]" in hostport else hostport[1:]
+        try:
+            return Link(f"[{inside.lower()}]", userinfo, str(ipaddress.IPv6Address(inside)), "")
+        except ValueError:
+            return None
+    host = hostport.partition(":")[0].rstrip(".,;:!").lower()
+    if not host:
+        return None
+    ip = _ipv4(host)
+    if ip is not None:
+        return Link(host, userinfo, ip or host, "")
+    labels = host.split(".")
+    if len(labels) < 2 or not all(
+        label and all(c.isalnum() or c in "-_" for c in label) for label in labels
+    ):
+        return None
+    top = labels[-1]
+    if not (top.startswith("xn--") or (top.isalpha() and len(top) >= 2)):
+        return None
+    shown = _unicode_host(host)
+    reads_as = ""
+    if not shown.isascii():
+        skeleton = "".join(_fold(c) for c in shown)
+        reads_as = skeleton if skeleton.isascii() and skeleton != shown else ""
+    return Link(host, userinfo, "", reads_as)
+
+
+def _reach(text: str, lines: _Lines, file: str, hosts: set[str], credentials: set[str],
+           named: dict[str, tuple[int, str]]) -> list[Raw]:  # fmt: skip
+    """Warnings for links that mislead (a name before an @, an IP address, lookalike
+    letters), for undeclared hosts in an instruction to send, and for undeclared
+    credential names; every other undeclared host is collected into ``named`` (one info a
+    skill)."""
+    found: list[Raw] = []
+    sends: dict[int, bool] = {}  # by line start: each line checked once
+
+    def warn(match, message):
+        found.append(("undeclared_host", WARNING, match.start(), match.end(), message))
+
+    for match in URL.finditer(text):
+        link = _link(match.group(1))
+        if link is None:
+            continue
+        if link.userinfo:
+            warn(match, f"a link that shows {link.userinfo[:60]!r} before an @: it goes to "
+                        f"{link.host}, not there")  # fmt: skip
+        if link.reads_as:
+            warn(match, f"a host name written with letters that only look like others: "
+                        f"{_unicode_host(link.host)} reads as {link.reads_as}")  # fmt: skip
+        declared = link.host in hosts or (link.ip and link.ip in hosts)
+        if link.ip and not declared:
+            warn(match, f"a link to an IP address ({link.ip}): no host name a person can "
+                        "check, and the bundle declares none such")  # fmt: skip
+        if declared:
+            continue
+        line_start, line_end = lines.bounds(match.start())
+        if line_start not in sends:
+            sends[line_start] = _asks_to_send(text[line_start:line_end])
+        if sends[line_start]:
+            warn(match, f"an instruction to send data to {link.host}, which the bundle does "
+                        "not declare among its hosts")  # fmt: skip
+        elif not link.ip:
+            named.setdefault(link.host, (lines.number(match.start()), file))
     seen = set()
     # Every credential name holds an underscore: text without one has none to find.
     for match in CREDENTIAL_NAME.finditer(text) if "_" in text else ():
@@ -516,24 +560,65 @@ def _reach(text: str, low: str | None, skill: str, file: str, hosts: set[str],
         if _in_word(text, match.start()) or name in credentials or name in seen:
             continue
         seen.add(name)
-        found.append(Finding(
-            "undeclared_credential", WARNING, skill, file, _line(text, match.start()),
-            _excerpt(text, match.start(), match.end()),
+        found.append((
+            "undeclared_credential", WARNING, match.start(), match.end(),
             f"{name} looks like a credential, and the bundle declares no credential by that "
             "name: the plan will not ask for it",
         ))  # fmt: skip
     return found
 
 
-def _guardrails(text: str, low: str | None, skill: str, file: str, rules: Iterable[Rule],
-                searched: dict | None = None) -> list[Finding]:  # fmt: skip
-    return [
-        Finding("guardrail", rule.severity, skill, file, _line(text, match.start()),
-                _excerpt(text, match.start(), match.end()), f"{rule.message} ({rule.id})")
-        for rule in rules
-        for match in _matches(rule.pattern, rule.fast, rule.boundary, text, low, rule.starts,
-                              rule.gate, searched)
-    ]  # fmt: skip
+@functools.lru_cache(maxsize=16384)
+def _fold(char: str) -> str:
+    """The one character ``char`` is read as, for matching rules: width and styled forms
+    folded (NFKC: ｉ, 𝐢), any space a space, else the ASCII letter Unicode's confusables
+    (UTS #39) say it looks like (a Cyrillic о, a dotless ı), named by the letter its name
+    ends with when it has one (a Cyrillic І is read as an I, where UTS #39 says l); else
+    itself. Always one
+    character, so positions stay the same."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Zs":
+        return " "
+    normal = unicodedata.normalize("NFKC", char)
+    if len(normal) == 1 and normal.isascii():
+        return normal
+    found = confusables.is_confusable(char, greedy=True, preferred_aliases=[])
+    looks = {g["c"] for g in found[0]["homoglyphs"]} if found else set()
+    looks = {c for c in looks if len(c) == 1 and c.isascii() and c.isalnum()}
+    named = unicodedata.name(char, "").rsplit(" ", 1)[-1]
+    if looks and len(named) == 1 and named.isascii() and named.isalpha():
+        return named.lower() if char.islower() else named
+    letters = sorted(looks, key=lambda c: (not c.isalpha(), c))
+    return letters[0] if letters else char
+
+
+def _folded(text: str) -> str | None:
+    """The text with every non-ASCII character replaced by the one it is read as
+    (_fold), or None when that changes nothing. One lookup per distinct character."""
+    if text.isascii():
+        return None
+    table = {ord(c): f for c in set(text) if not c.isascii() and (f := _fold(c)) != c}
+    return text.translate(table) if table else None
+
+
+def _guardrails(text: str, folded: str | None, rules: Iterable[Rule]) -> list[Raw]:
+    """Each rule's matches in the text and, when it holds lookalike letters, in the text
+    as it reads (the match shown as written, said to be in lookalike letters)."""
+    found = []
+    for rule in rules:
+        starts = set()
+        for match in rule.pattern.finditer(text):
+            starts.add(match.start())
+            found.append(("guardrail", rule.severity, match.start(), match.end(),
+                          f"{rule.message} ({rule.id})"))  # fmt: skip
+        for match in rule.pattern.finditer(folded) if folded else ():
+            if match.start() in starts:
+                continue
+            found.append(("guardrail", rule.severity, match.start(), match.end(),
+                          f"{rule.message}, written with letters that only look like these "
+                          f"({rule.id})"))  # fmt: skip
+    return found
 
 
 def is_markdown(path: str) -> bool:
@@ -548,6 +633,28 @@ def body_line_offset(skill_md: str, body: str) -> int:
     return text.count("\n", 0, start) if start > 0 else 0
 
 
+ORDER = {severity: i for i, severity in enumerate(SEVERITIES)}
+
+
+def _listed(raw: list[Raw], lines: _Lines, skill: str, file: str) -> list[Finding]:
+    """One file's findings: at most MAX_LISTED, the most severe first, each with its line
+    and excerpt, and one more that counts the rest (worked out for those listed only)."""
+
+    def finding(kind, severity, start, end, message):
+        return Finding(kind, severity, skill, file, lines.number(start),
+                       lines.excerpt(start, end), message)  # fmt: skip
+
+    if len(raw) <= MAX_LISTED:
+        return [finding(*r) for r in raw]
+    raw = sorted(raw, key=lambda r: (ORDER[r[1]], r[2]))
+    rest = raw[MAX_LISTED:]
+    kind, _severity, start, end, _message = rest[0]
+    worst = min((r[1] for r in rest), key=ORDER.__getitem__)
+    more = (f"and {len(rest)} more findings in this file, not listed (the first on line "
+            f"{lines.number(start)})")  # fmt: skip
+    return [finding(*r) for r in raw[:MAX_LISTED]] + [finding(kind, worst, start, end, more)]
+
+
 def scan_skill(
     *,
     skill: str,
@@ -559,20 +666,20 @@ def scan_skill(
     body_offset: int = 0,
 ) -> list[Finding]:
     """Every finding in one skill: its SKILL.md body and its Markdown files (path, text).
-    ``body_offset``: the lines of SKILL.md before the body (body_line_offset)."""
+    ``body_offset``: the lines of SKILL.md before the body (body_line_offset). Linear in
+    the length of the text."""
     hosts = {h.lower() for h in hosts}
     credentials = set(credentials)
     rules = list(rules)
     found: list[Finding] = []
     named: dict[str, tuple[int, str]] = {}
     for file, text in [("SKILL.md", body), *sorted(markdown)]:
-        lowered = text.lower()
-        low = lowered if len(lowered) == len(text) else None
-        here = [] if text.isascii() else _hidden(text, skill, file)
-        here += _comments(text, skill, file)
-        searched: dict = {}  # substring searches of the lower-cased text, shared by rules
-        here += _reach(text, low, skill, file, hosts, credentials, named, searched)
-        here += _guardrails(text, low, skill, file, rules, searched)
+        lines = _Lines(text)
+        raw = [] if text.isascii() else _hidden(text)
+        raw += _comments(text)
+        raw += _reach(text, lines, file, hosts, credentials, named)
+        raw += _guardrails(text, _folded(text), rules)
+        here = _listed(raw, lines, skill, file)
         if file == "SKILL.md" and body_offset:
             here = [replace(f, line=f.line + body_offset) for f in here]
             named = {h: (line + body_offset if f == "SKILL.md" and line > 0 else line, f)
@@ -580,14 +687,14 @@ def scan_skill(
         found += here
     if named:
         first_line, first_file = min(named.values(), key=lambda v: (v[1] != "SKILL.md", v))
-        listed = ", ".join(sorted(named))
+        listed = ", ".join(sorted(named)[:MAX_LISTED])
+        more = f" (the first {MAX_LISTED} listed)" if len(named) > MAX_LISTED else ""
         found.append(Finding(
             "undeclared_host", INFO, skill, first_file, first_line, listed,
-            f"names {len(named)} host(s) the bundle does not declare (links are often "
+            f"names {len(named)} host(s) the bundle does not declare{more} (links are often "
             "documentation; its agents cannot reach them without a rule)",
         ))  # fmt: skip
-    order = {severity: i for i, severity in enumerate(SEVERITIES)}
-    return sorted(found, key=lambda f: (order[f.severity], f.file != "SKILL.md", f.file, f.line))
+    return sorted(found, key=lambda f: (ORDER[f.severity], f.file != "SKILL.md", f.file, f.line))
 
 
 def count_words(findings: list[dict]) -> str:
