@@ -21,7 +21,7 @@ from .members import (
     memberships_keep_an_owner,
 )
 from .models import ApiToken, Membership, Workspace
-from .tokens import token_create, token_revoke, tokens_reaching
+from .tokens import token_create, token_revoke, tokens_of_workspace
 
 
 class AddMemberForm(forms.Form):
@@ -127,13 +127,13 @@ class MembersPages:
                     messages.success(request, f"{username} no longer belongs to {workspace.name}.")
                 elif action == "revoke":
                     token = (
-                        tokens_reaching(workspace)
+                        tokens_of_workspace(workspace)
                         .filter(pk=_int(request.POST.get("token")))
                         .first()
                     )
                     if token is None:
-                        raise ValidationFailed("That token does not reach this workspace (or is "
-                                               "revoked already)")  # fmt: skip
+                        raise ValidationFailed("That token is not limited to this workspace (or "
+                                               "is revoked already)")  # fmt: skip
                     token_revoke(token=token, actor=request.user, workspace=workspace)
                     messages.success(request, f"Revoked {token.user.username}'s token {token}.")
                 else:
@@ -155,7 +155,7 @@ class MembersPages:
             refusal=self.owner_refusal(request, workspace),
             members=members_of(workspace),
             roles=ROLES,
-            tokens=tokens_reaching(workspace) if is_owner else [],
+            tokens=tokens_of_workspace(workspace) if is_owner else [],
             form=form,
             password_link=link,
         )

@@ -18,7 +18,7 @@ import reversion
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
-from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -131,7 +131,8 @@ def audit_entries(query: AuditQuery) -> QuerySet[AuditEntry]:
     if query.workspace == CATALOG:
         rows = rows.exclude(scope=AuditEntry.Scope.WORKSPACE)
     elif query.workspace:
-        rows = rows.filter(workspace__slug=query.workspace)
+        # Written for it and still showing in it (an entry moved outside Pixie is not).
+        rows = rows.filter(workspace__slug=query.workspace, workspace_key=F("workspace_id"))
     if query.type:
         app_label, model = query.type.split(".")
         kind = ContentType.objects.get_by_natural_key(app_label, model)  # cached

@@ -111,7 +111,10 @@ class WorkspaceHistory(EntriesAsData, InWorkspace, generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self):
-        return AuditEntry.objects.filter(workspace=self.workspace())
+        workspace = self.workspace()
+        # Written for this workspace and still showing in it: an entry moved here outside
+        # Pixie is left out (and the chain check reports it).
+        return AuditEntry.objects.filter(workspace=workspace, workspace_key=workspace.pk)
 
 
 class ObjectSerializer(serializers.Serializer):
@@ -138,8 +141,9 @@ class HistoryEntryObjects(InWorkspace, generics.ListAPIView):
     def get_queryset(self):
         entry = None
         if self.kwargs["pk"] <= MAX_OFFSET:  # past bigint: no such id, not a crash
+            workspace = self.workspace()
             entry = AuditEntry.objects.filter(
-                workspace=self.workspace(), revision_id=self.kwargs["pk"]
+                workspace=workspace, workspace_key=workspace.pk, revision_id=self.kwargs["pk"]
             ).first()
         if entry is None:
             raise NotFound("This workspace's history has no such change.")

@@ -44,6 +44,13 @@ class Workspace(models.Model):
         "findings of this severity or worse", max_length=10,
         choices=[("warning", "Warning"), ("refuse", "Refused at publish")], default="warning",
     )  # fmt: skip
+    # Whether owners of other workspaces on this server may add it as a contact by its
+    # slug (pixie.sharing.contacts): off, so a slug tells a stranger nothing.
+    listed_in_directory = models.BooleanField(
+        "listed in this server's directory", default=False,
+        help_text="Owners of other workspaces on this server may add it as a contact by its "
+        "slug. Contacts made before stay.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["slug"]
@@ -126,6 +133,12 @@ class AuditEntry(models.Model):
     chain = models.CharField(max_length=40, blank=True)
     sequence = models.PositiveBigIntegerField(null=True, blank=True)
     digest = models.CharField(max_length=64, blank=True)
+    # The workspace's id as written, kept when the workspace is deleted (which empties
+    # ``workspace``): in the digest from form 2, so an entry moved to another workspace no
+    # longer matches, and what a workspace's history lists.
+    workspace_key = models.PositiveBigIntegerField(null=True, blank=True)
+    # What the digest covers: 1, entries written before the workspace was in it; 2, now.
+    form = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         verbose_name_plural = "audit entries"
@@ -164,9 +177,23 @@ class AuditChain(models.Model):
     key = models.CharField(max_length=40, unique=True)  # "catalog" or "workspace:12"
     length = models.PositiveBigIntegerField(default=0)
     head = models.CharField(max_length=64, blank=True)
+    # Key, length and head signed with the server's key (SECRET_KEY): the database alone
+    # cannot cut entries from the end and make the head agree.
+    seal = models.CharField(max_length=64, blank=True)
 
     def __str__(self):
         return f"{self.key}: {self.length} entries"
+
+
+class AuditAnchor(models.Model):
+    """Which chains exist, signed with the server's key (one row): deleting a chain whole,
+    its entries and its head, leaves the anchor naming it (pixie.audit_chain)."""
+
+    chains = models.TextField(blank=True)  # the chains' keys, sorted, one a line
+    seal = models.CharField(max_length=64, blank=True)
+
+    def __str__(self):
+        return f"Anchor of {len(self.chains.split())} chains"
 
 
 class AuditCheck(models.Model):

@@ -18,7 +18,7 @@ from .api import InWorkspace, StrictSerializer
 from .members import member_add, member_remove, member_role_change, members_of
 from .models import ApiToken, Membership, Workspace
 from .permissions import require_owner
-from .tokens import token_create, token_revoke, tokens_reaching
+from .tokens import token_create, token_revoke, tokens_of_workspace
 
 
 class MemberSerializer(serializers.ModelSerializer):
@@ -163,7 +163,7 @@ class WorkspaceTokens(InWorkspace, generics.ListAPIView):
     def get_queryset(self):
         workspace = self.workspace()
         require_owner(user=self.request.user, workspace=workspace, role=self.role)
-        return tokens_reaching(workspace)
+        return tokens_of_workspace(workspace)
 
 
 class WorkspaceToken(InWorkspace, APIView):
@@ -171,7 +171,7 @@ class WorkspaceToken(InWorkspace, APIView):
     def delete(self, request, workspace, pk):
         workspace = self.workspace()
         require_owner(user=request.user, workspace=workspace, role=self.role)
-        token = tokens_reaching(workspace).filter(pk=pk).first()
+        token = tokens_of_workspace(workspace).filter(pk=pk).first()
         if token is None:
             raise Http404("No such token.")
         token_revoke(token=token, actor=request.user, workspace=workspace)

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 import reversion
 from django.db import transaction
-from django.db.models import IntegerField, Q
+from django.db.models import IntegerField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
@@ -95,25 +95,25 @@ def token_create(
     return token, secret
 
 
-def tokens_reaching(workspace: Workspace):
-    """The live tokens that reach a workspace: those limited to it, and its members'
-    tokens limited to none."""
-    members = Membership.objects.filter(workspace=workspace).values("user_id")
+def tokens_of_workspace(workspace: Workspace):
+    """The live tokens limited to a workspace: the ones its owners see and revoke. A
+    person's tokens limited to no workspace, or to others, are theirs alone (an owner who
+    could list them would learn of, and cut off, the person's work elsewhere); removing
+    the person from the workspace is what stops those reaching it."""
     return (
-        ApiToken.objects.filter(revoked_at=None)
-        .filter(Q(workspace=workspace) | Q(workspace=None, user_id__in=members))
+        ApiToken.objects.filter(revoked_at=None, workspace=workspace)
         .select_related("user", "workspace")
         .order_by("user__username", "-created_at")
     )
 
 
 def token_revoke(*, token: ApiToken, actor, workspace: Workspace | None = None) -> ApiToken:
-    """Revoke a token: its person may revoke it, and an owner of a workspace it reaches
-    (``workspace``: the one the owner acts for). It fails on the next request."""
+    """Revoke a token: its person may revoke it, and an owner of the workspace it is
+    limited to (``workspace``: the one the owner acts for). It fails on the next request."""
     if token.user_id != actor.pk:
-        if workspace is None or not tokens_reaching(workspace).filter(pk=token.pk).exists():
-            raise PermissionRefused("Only its person, or an owner of a workspace it reaches, can "
-                                    "revoke this token.")  # fmt: skip
+        if workspace is None or not tokens_of_workspace(workspace).filter(pk=token.pk).exists():
+            raise PermissionRefused("Only its person, or an owner of the workspace it is limited "
+                                    "to, can revoke this token.")  # fmt: skip
         require_owner(user=actor, workspace=workspace)
     with audited(actor=actor, comment=f"Revoked API token {token.name!r} of {token.user}"):
         ApiToken.objects.filter(pk=token.pk, revoked_at=None).update(

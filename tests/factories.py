@@ -100,3 +100,12 @@ def make_bundle_version(
             bundle_version=bundle_version, name=name, host=host, purpose="Ledger API token."
         )
     return bundle_version
+
+
+def add_local_contact(*, workspace, other_slug, actor):
+    """Add a workspace on this server as a contact, after its owners listed it in the
+    server's directory (off by default)."""
+    from pixie.sharing import services as sharing
+
+    Workspace.objects.filter(slug=other_slug).update(listed_in_directory=True)
+    return sharing.contact_add_local(workspace=workspace, other_slug=other_slug, actor=actor)

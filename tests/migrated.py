@@ -25,9 +25,10 @@ class MigratedDatabase:
         """A copy at ``destination`` (readable by its owner only); its DATABASE_URL."""
         destination.parent.mkdir(parents=True, exist_ok=True)
         # SQLite's own backup: whatever is still in the write-ahead log comes along.
-        with closing(sqlite3.connect(self.path)) as source, closing(
-            sqlite3.connect(destination)
-        ) as target:
+        with (
+            closing(sqlite3.connect(self.path)) as source,
+            closing(sqlite3.connect(destination)) as target,
+        ):
             source.backup(target)
         destination.chmod(0o600)
         return f"sqlite:///{destination}"

@@ -62,7 +62,12 @@ class ContactCardForm(forms.Form):
 
 class LocalContactForm(forms.Form):
     workspace = forms.ModelChoiceField(queryset=Workspace.objects.none(), empty_label=None)
-    other = forms.SlugField(label="Their workspace's slug", max_length=64)
+    other = forms.SlugField(
+        label="Their workspace's slug",
+        max_length=64,
+        help_text="A workspace its owners listed in this server's directory (on their "
+        "contact card page), or one you own too. Otherwise, ask them for their contact card.",
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -105,6 +110,12 @@ class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
             page("add-card/", self.add_card_view, "pixie_contact_add_card"),
             page("add-local/", self.add_local_view, "pixie_contact_add_local"),
             page("our-card/", self.our_card_view, "pixie_contact_our_card"),
+            page(
+                "our-card/<int:workspace_id>/directory/",
+                self.directory_view,
+                "pixie_contact_directory",
+                post_only=True,
+            ),  # fmt: skip
             page("<path:object_id>/message/", self.message_view, "pixie_contact_message"),
             *super().get_urls(),
         ]
@@ -153,14 +164,38 @@ class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
     def our_card_view(self, request):
         # Members only, superusers included: showing a card makes the workspace's keys.
         workspaces = Workspace.objects.filter(id__in=member_workspace_ids(request.user))
+        owned = set(owned_workspace_ids(request.user))
         cards = []
         for workspace in workspaces:
             card = svc.contact_card_export(workspace=workspace)
             fingerprint = card_fingerprint(next(iter(card.values())))
-            cards.append((workspace, json.dumps(card, indent=2), fingerprint))
+            shown = json.dumps(card, indent=2)
+            cards.append((workspace, shown, fingerprint, workspace.pk in owned))
         return self.render_page(
             request, "admin/pixie/contact/our_card.html", "Your contact cards", cards=cards
         )
+
+    def directory_view(self, request, workspace_id):
+        """List a workspace in this server's directory, or take it out (its owners)."""
+        workspace = Workspace.objects.filter(
+            id=workspace_id, id__in=member_workspace_ids(request.user)
+        ).first()
+        if workspace is None:
+            raise Http404("No such workspace.")
+        listed = request.POST.get("listed") == "yes"
+        try:
+            svc.directory_listing_set(workspace=workspace, listed=listed, actor=request.user)
+        except PixieError as exc:
+            report(request, exc)
+        else:
+            if listed:
+                messages.success(request, f"{workspace.name} is listed in this server's "
+                                 "directory: owners of other workspaces here can add it by its "
+                                 f"slug, {workspace.slug}.")  # fmt: skip
+            else:
+                messages.success(request, f"{workspace.name} is no longer listed in this "
+                                 "server's directory; contacts made before stay.")  # fmt: skip
+        return HttpResponseRedirect(reverse("admin:pixie_contact_our_card"))
 
     def message_view(self, request, object_id):
         contact = self.page_object(request, object_id)

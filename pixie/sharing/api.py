@@ -26,6 +26,7 @@ from .serializers import (
     AddSenderSerializer,
     ContactAddSerializer,
     ContactSerializer,
+    DirectoryListingSerializer,
     MessageSerializer,
     OutcomeSerializer,
     RenameResultSerializer,
@@ -78,6 +79,23 @@ class ContactList(SharingView, generics.ListAPIView):
                 workspace=self.workspace(), other_slug=data["workspace"], actor=request.user
             )
         return Response(ContactSerializer(contact).data, status=status.HTTP_201_CREATED)
+
+
+class DirectoryListing(SharingView, APIView):
+    """Whether the workspace is listed in this server's directory: its members read it,
+    its owners change it (pixie.sharing.contacts.directory_listing_set)."""
+
+    @extend_schema(responses=DirectoryListingSerializer)
+    def get(self, request, workspace):
+        return Response({"listed": self.workspace().listed_in_directory})
+
+    @extend_schema(request=DirectoryListingSerializer, responses=DirectoryListingSerializer)
+    def patch(self, request, workspace):
+        ws = self.workspace()
+        require_owner(user=request.user, workspace=ws, role=self.role)  # before the body
+        data = _valid(DirectoryListingSerializer, request.data)
+        ws = svc.directory_listing_set(workspace=ws, listed=data["listed"], actor=request.user)
+        return Response({"listed": ws.listed_in_directory})
 
 
 class MessageList(SharingView, generics.ListAPIView):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Q
 from django.http import Http404
 
 from pixie.audit import audited
 from pixie.errors import ValidationFailed
-from pixie.models import Workspace
+from pixie.models import Membership, Workspace
 from pixie.permissions import require_owner
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message
@@ -53,15 +54,41 @@ def contact_add_from_message(*, opened, fingerprint: str, actor) -> Contact:
     )
 
 
+NOT_LISTED = "No workspace {slug!r} is listed in this server's directory."
+
+
 def contact_add_local(*, workspace: Workspace, other_slug: str, actor) -> Contact:
-    """Add a workspace on this same server by its slug. Its messages are delivered
-    in-process, so its inbox URL (this server's own) is not looked up."""
+    """Add a workspace on this same server by its slug: one its owners listed in the
+    server's directory, or one the actor owns too. Its messages are delivered in-process,
+    so its inbox URL (this server's own) is not looked up. A slug that names no workspace
+    and one not listed get the same answer, so a slug tells a stranger nothing."""
     require_owner(user=actor, workspace=workspace)
-    other = Workspace.objects.filter(slug=other_slug).first()
+    if other_slug == workspace.slug:
+        raise ValidationFailed(f"That is {workspace.name} itself; add another workspace.")
+    owned = Membership.objects.filter(user=actor, role=Membership.Role.OWNER)
+    other = (
+        Workspace.objects.filter(slug=other_slug)
+        .filter(Q(listed_in_directory=True) | Q(id__in=owned.values("workspace_id")))
+        .first()
+    )
     if other is None:
-        raise ValidationFailed(f"There is no workspace {other_slug!r} on this server.")
+        raise ValidationFailed(NOT_LISTED.format(slug=other_slug))
     fields = card_fields(workspace=other, identity=identity_ensure(workspace=other))
     return _contact_add(workspace=workspace, fields=fields, actor=actor)
+
+
+def directory_listing_set(*, workspace: Workspace, listed: bool, actor) -> Workspace:
+    """List the workspace in this server's directory, or take it out (its owners only).
+    Contacts already made stay: they hold its keys, not the listing."""
+    require_owner(user=actor, workspace=workspace)
+    if workspace.listed_in_directory == listed:
+        return workspace
+    done = "Listed" if listed else "Took"
+    where = "in" if listed else "out of"
+    with audited(actor=actor, comment=f"{done} {workspace.name} {where} this server's directory"):
+        workspace.listed_in_directory = listed
+        workspace.save(update_fields=["listed_in_directory"])
+    return workspace
 
 
 def _destination_check(url: str) -> None:

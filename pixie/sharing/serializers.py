@@ -174,3 +174,10 @@ class ReviewSerializer(serializers.Serializer):
 class RenameResultSerializer(serializers.Serializer):
     slug = serializers.CharField()
     rewritten = serializers.ListField(child=serializers.CharField())
+
+
+class DirectoryListingSerializer(StrictSerializer):
+    listed = serializers.BooleanField(
+        help_text="Whether owners of other workspaces on this server may add this one as a "
+        "contact by its slug (off by default; contacts made before stay)."
+    )

@@ -8,6 +8,7 @@ from .contacts import (
     contact_add_local,
     contact_card_import,
     contact_get,
+    directory_listing_set,
 )
 from .envelopes import EnvelopeTooLarge
 from .guard import InboxBusy, InboxState, client_address, inbox_states
@@ -57,6 +58,7 @@ __all__ = [
     "contact_card_export",
     "contact_card_import",
     "contact_get",
+    "directory_listing_set",
     "envelope_receive",
     "identity_ensure",
     "inbox_states",

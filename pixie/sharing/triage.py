@@ -156,9 +156,7 @@ def messages_expire(*, now=None) -> int:
     total = 0
     days = settings.PIXIE_INBOX_UNKNOWN_EXPIRY_DAYS
     while True:
-        batch = list(
-            expired.order_by("pk").values_list("pk", "workspace_id")[:EXPIRY_BATCH]
-        )
+        batch = list(expired.order_by("pk").values_list("pk", "workspace_id")[:EXPIRY_BATCH])
         if not batch:
             break
         by_workspace: dict[int, list[int]] = {}

@@ -10,6 +10,7 @@ urlpatterns = [
     path("inbox/", api.inbox, name="sharing-inbox"),
     path(f"{W}/card/", api.ContactCard.as_view(), name="contact-card"),
     path(f"{W}/contacts/", api.ContactList.as_view(), name="contact-list"),
+    path(f"{W}/directory/", api.DirectoryListing.as_view(), name="directory-listing"),
     path(f"{W}/messages/", api.MessageList.as_view(), name="message-list"),
     path(f"{W}/inbox/", api.InboxStatus.as_view(), name="inbox-status"),
     path(f"{W}/shares/", api.ShareSend.as_view(), name="share-send"),

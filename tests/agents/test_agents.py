@@ -247,9 +247,7 @@ def test_an_upgrade_plan_reports_overridden_attachments_like_forks(
     )
 
 
-def test_a_skill_with_the_agent_s_own_body_detaches_unless_a_turn_ran_that_body(
-    installed, owner
-):
+def test_a_skill_with_the_agent_s_own_body_detaches_unless_a_turn_ran_that_body(installed, owner):
     api = api_as(owner)
     url = "/api/workspaces/acme/agents/collections/skills/{}/"
     for slug in ("invoice-chase", "take-payment"):

@@ -86,18 +86,18 @@ def test_a_comparison_that_cannot_be_made_says_why(two_turns, member, params, wo
     assert words in answer.json()["detail"], answer.json()
 
 
-def test_members_read_the_comparison_in_the_admin_and_strangers_find_nothing(
-    two_turns, member
-):
+def test_members_read_the_comparison_in_the_admin_and_strangers_find_nothing(two_turns, member):
     agent, first, second = two_turns
     url = reverse("admin:agents_agent_prompt_compare", args=[agent.pk])
     page = admin_for(member).get(url)
     assert page.status_code == 200
     text = page.content.decode()
     assert 'id="prompt-compare-form"' in text and 'id="prompt-compare-skills"' not in text
-    asked = admin_for(member).get(
-        url, {"from": first.started_at.isoformat(), "to": second.started_at.isoformat()}
-    ).content.decode()
+    asked = (
+        admin_for(member)
+        .get(url, {"from": first.started_at.isoformat(), "to": second.started_at.isoformat()})
+        .content.decode()
+    )
     assert "its own body now" in asked and "<ins>" in asked
     assert f"Turn #{second.pk}" in asked
     # The form keeps the moments compared, in the only form a datetime-local field shows.

@@ -62,9 +62,7 @@ def test_the_prompt_lists_the_files_after_the_skill_body(
     assert "Files of @ledger-lookup" not in page
 
 
-def test_a_pinned_revision_lists_its_own_files_and_an_override_keeps_them(
-    ledger, owner, agents
-):
+def test_a_pinned_revision_lists_its_own_files_and_an_override_keeps_them(ledger, owner, agents):
     from agents.services import agent_skill_override
 
     attachment = AgentSkill.objects.get(agent=agents[0], skill__slug="ledger-export")
@@ -72,4 +70,3 @@ def test_a_pinned_revision_lists_its_own_files_and_an_override_keeps_them(
     export = next(p for p in composed_prompt(agents[0]).parts if p.slug == "ledger-export")
     assert export.body == "Our own export steps."
     assert export.files_line == EXPORT_FILES_LINE
-

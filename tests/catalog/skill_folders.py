@@ -159,7 +159,7 @@ def ledger_export_skill(folder: Path, *, body: str | None = None) -> Path:
             "Export statements of account and aged-debt reports from the ledger as PDF. Use "
             "when someone asks for a statement, a copy of invoices or what a customer owes.",
             body if body is not None else long_body(),
-            "license: Apache-2.0\nmetadata:\n  author: acme-finance\n  version: \"1.0.0\"\n",
+            'license: Apache-2.0\nmetadata:\n  author: acme-finance\n  version: "1.0.0"\n',
         ),
     )
     write(folder / "scripts" / "export.py", EXPORT_SCRIPT, executable=True)

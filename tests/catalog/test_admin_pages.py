@@ -19,6 +19,7 @@ from catalog.services import bundle_version_publish
 from egress.models import CredentialRequirement, EgressRule
 from pixie.models import Membership
 from tests.factories import (
+    add_local_contact,
     make_bundle_version,
     make_publisher,
     make_skill_version,
@@ -101,8 +102,8 @@ def _contacts_and_messages(workspace, owner):
     from pixie.sharing.delivery import message_deliver
 
     neighbour = make_workspace("globex", owner=owner)
-    to_acme = sharing.contact_add_local(workspace=neighbour, other_slug="acme", actor=owner)
-    sharing.contact_add_local(workspace=workspace, other_slug="globex", actor=owner)
+    to_acme = add_local_contact(workspace=neighbour, other_slug="acme", actor=owner)
+    add_local_contact(workspace=workspace, other_slug="globex", actor=owner)
     for i in range(ROWS):
         sent = sharing.text_send(
             workspace=neighbour, contact=to_acme, text=f"Note {i}", actor=owner

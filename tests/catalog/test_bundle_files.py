@@ -322,7 +322,7 @@ def test_skills_of_the_wrong_shape_are_named_not_a_server_error(folder, skills):
     manifest = folder / "bundle.toml"
     text = manifest.read_text()
     start = text.index("skills = ")
-    manifest.write_text(text[:start] + f"skills = {skills}" + text[text.index("\n", start):])
+    manifest.write_text(text[:start] + f"skills = {skills}" + text[text.index("\n", start) :])
     with pytest.raises(CommandError) as refused:
         load(folder)
     assert "bundle.toml: " in str(refused.value) and "skill" in str(refused.value)

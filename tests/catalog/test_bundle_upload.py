@@ -252,9 +252,7 @@ def test_more_entries_than_allowed_are_refused(operator_client, ledger, data_dir
     refused(operator_client, data_dir, "many.zip", zip_of(ledger), "PIXIE_BUNDLE_MAX_FILES")
 
 
-def test_what_the_folder_checks_refuse_is_refused_in_the_preview(
-    operator_client, ledger, data_dir
-):
+def test_what_the_folder_checks_refuse_is_refused_in_the_preview(operator_client, ledger, data_dir):
     (ledger / "skills/ledger-lookup/SKILL.md").write_text("---\nname: Not A Slug\n---\n\nx\n")
     problems = refused(operator_client, data_dir, "bad.zip", zip_of(ledger), "ledger-lookup")
     assert len(problems) >= 1
@@ -402,9 +400,7 @@ def test_refusals_listed_are_bounded(operator_client, ledger, data_dir):
     assert len(problems) == 51
 
 
-def test_a_tar_long_name_header_is_refused_before_it_is_read(
-    operator_client, ledger, data_dir
-):
+def test_a_tar_long_name_header_is_refused_before_it_is_read(operator_client, ledger, data_dir):
     """16 MB of name in a GNU long-name header, 16 KB gzipped: refused from its header's
     size; the page names no more than a line of it."""
     member = tarfile.TarInfo("skills/ledger-lookup/" + "a" * 16_000_000)

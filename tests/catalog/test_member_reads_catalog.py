@@ -58,9 +58,7 @@ def test_a_member_reads_a_catalog_version_its_bundle_and_skills_and_every_link_o
     assert "By publisher" not in skills.content.decode()
 
 
-def test_what_is_not_in_the_catalog_stays_out_of_a_members_bundle_page(
-    acme, member, demo_catalog
-):
+def test_what_is_not_in_the_catalog_stays_out_of_a_members_bundle_page(acme, member, demo_catalog):
     """A version pending review is not listed on the bundle page, not offered to compare,
     and a skill version only it holds is not there."""
     hidden = demo_catalog["2.2.0"]
@@ -75,14 +73,15 @@ def test_what_is_not_in_the_catalog_stays_out_of_a_members_bundle_page(
     url = reverse("admin:catalog_skillversion_change", args=[only_there.pk])
     assert client.get(url).status_code == 404
     shared = SkillVersion.objects.filter(bundle_entries__bundle_version=demo_catalog["2.1.0"])
-    assert client.get(
-        reverse("admin:catalog_skillversion_change", args=[shared.first().pk])
-    ).status_code == 200
+    assert (
+        client.get(
+            reverse("admin:catalog_skillversion_change", args=[shared.first().pk])
+        ).status_code
+        == 200
+    )
 
 
-def test_a_login_of_no_workspace_and_an_unreviewed_version_stay_closed(
-    acme, member, demo_catalog
-):
+def test_a_login_of_no_workspace_and_an_unreviewed_version_stay_closed(acme, member, demo_catalog):
     version = demo_catalog["2.1.0"]
     BundleVersion.objects.filter(pk=version.pk).update(catalog_review="pending")
     url = reverse("admin:catalog_bundleversion_change", args=[version.pk])

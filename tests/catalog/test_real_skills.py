@@ -391,9 +391,7 @@ def test_an_install_plan_lists_the_files_each_new_skill_brings(bundle, acme, own
     assert "Supporting files that arrive with it" in page and "scripts/export.py" in page
 
 
-def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(
-    bundle, acme, owner
-):
+def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(bundle, acme, owner):
     from catalog.models import BundleVersion, Plan, SkillVersion
     from catalog.services.workspace_skills import skill_create
     from pixie.installer.plans import plan_create

@@ -6,9 +6,8 @@ from playwright.sync_api import expect
 
 from agents.models import Agent
 from catalog.models import WorkspaceSkill
-from pixie.sharing import services as sharing
 from tests.catalog.ledger_install import install_ledger_tools
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,7 +26,7 @@ def test_the_share_page_names_files_left_behind_and_refuses_a_long_skill(
     ann = make_user("ann", is_staff=True)
     alpha = make_workspace("alpha", owner=ann)
     make_workspace("beta", owner=make_user("bob", is_staff=True))
-    sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
     agent = Agent.objects.create(workspace=alpha, slug="finance", name="Finance agent")
     install_ledger_tools(tmp_path, alpha, ann, django_capture_on_commit_callbacks, agents=[agent])
     export = WorkspaceSkill.objects.get(workspace=alpha, slug="ledger-export")

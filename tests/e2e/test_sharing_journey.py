@@ -6,9 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
-from pixie.sharing import services as sharing
 from tests.e2e.axe import axe_both_themes
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,7 +21,7 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
         alpha, ann, "daily-brief", DAILY_BRIEF_BODY, short="A one-page brief of the day."
     )
     add_skill(beta, bob, "meeting-prep", BETA_MEETING_PREP)
-    sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
 
     # Ann shares @daily-brief from its page; @meeting-prep travels with it.
     ann_tab = person(ann)

@@ -174,8 +174,13 @@ def test_an_edited_skill_is_a_fork_kept_unless_the_owner_chooses(bundle, data):
         "2.0.0",
         tuple(
             CatalogSkill(
-                **{**skill.__dict__, "body": skill.body + " New line.", "version": "2.0.0",
-                   "version_id": skill.version_id + 1000, "digest": skill.digest + "-2"}
+                **{
+                    **skill.__dict__,
+                    "body": skill.body + " New line.",
+                    "version": "2.0.0",
+                    "version_id": skill.version_id + 1000,
+                    "digest": skill.digest + "-2",
+                }
             )  # fmt: skip
             for skill in bundle.skills
         ),

@@ -49,8 +49,7 @@ def lookup_skill(
 ) -> None:
     write(
         folder / "SKILL.md",
-        f"---\nname: ledger-lookup\ndescription: {description}\nlicense: {license}\n---\n\n"
-        + body,
+        f"---\nname: ledger-lookup\ndescription: {description}\nlicense: {license}\n---\n\n" + body,
     )
 
 
@@ -255,8 +254,14 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
     )  # fmt: skip
     assert "changes 1 skill" in plan.summary
     page = plan_page(owner, plan)
-    for text in ["Fields and files that differ", "Acme ledger lookup", LOOKUP_DESCRIPTION,
-                 "references/codes.md", "Merge result (body)", "Round nothing; quote pence."]:
+    for text in [
+        "Fields and files that differ",
+        "Acme ledger lookup",
+        LOOKUP_DESCRIPTION,
+        "references/codes.md",
+        "Merge result (body)",
+        "Round nothing; quote pence.",
+    ]:
         assert text.replace("'", "&#x27;") in page, text  # fmt: skip
 
     plan = approve_and_apply(plan, owner, django_capture_on_commit_callbacks)
@@ -428,9 +433,11 @@ def test_the_plans_skill_page_shows_a_merge_with_its_merged_fields(
     (fork,) = steps_of(plan, "skill.fork")
     assert fork["choice"] == "merge", fork["reason"]
 
-    page = admin_for(owner).get(
-        reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-lookup"])
-    ).content.decode()
+    page = (
+        admin_for(owner)
+        .get(reverse("admin:catalog_plan_skill", args=[plan.pk, "ledger-lookup"]))
+        .content.decode()
+    )
 
     assert "the merge of your version and 1.1.0 from" in page
     assert "# Acme ledger lookup" in page and "Round nothing; quote pence." in page

@@ -31,9 +31,7 @@ def test_a_step_that_strays_from_its_type_is_named():
     good = {"type": "egress.remove", "host": "api.example.com", "port": 443, "reason": "r"}
     assert step_problems(good) == []
     assert step_problems({**good, "port": "443"}) == ["egress.remove.port: str, not <class 'int'>"]
-    assert step_problems({**good, "port": True}) == [
-        "egress.remove.port: a boolean, not a number"
-    ]
+    assert step_problems({**good, "port": True}) == ["egress.remove.port: a boolean, not a number"]
     assert step_problems({k: v for k, v in good.items() if k != "host"}) == [
         "egress.remove: no 'host'"
     ]

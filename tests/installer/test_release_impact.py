@@ -48,9 +48,7 @@ def test_a_yank_from_the_version_page_shows_who_runs_it_first(
     assert BundleVersion.objects.get(pk=version.pk).yank_reason == "Charges twice"
 
 
-def test_a_publish_confirmation_counts_the_workspaces_offered_the_upgrade(
-    running, operator_client
-):
+def test_a_publish_confirmation_counts_the_workspaces_offered_the_upgrade(running, operator_client):
     draft = make_bundle_version(skills=[make_skill_version(body="Use @query-ledger.")])
     draft.bundle = running["2.1.0"].bundle
     draft.version = "3.0.0"

@@ -33,8 +33,13 @@ def content_digest(workspace) -> str:
         "skills": [
             {
                 "slug": s.slug,
-                "text": [s.head.name, s.head.short_description, s.head.body,
-                         s.head.frontmatter, s.head.approvals],
+                "text": [
+                    s.head.name,
+                    s.head.short_description,
+                    s.head.body,
+                    s.head.frontmatter,
+                    s.head.approvals,
+                ],
                 "files": sorted(s.head.files.values_list("path", "blob_id", "executable")),
             }  # fmt: skip
             for s in skills
@@ -175,11 +180,15 @@ def test_a_local_edit_made_since_is_a_fork_with_the_usual_choices(upgraded):
         "/api/workspaces/acme/skills/invoice-chase/", {"body": "Our own chase."}, format="json"
     )
     assert edited.status_code == 200
-    body = api_for(owner).post(
-        "/api/workspaces/acme/plans/",
-        {"kind": "rollback", "bundle": "accounts-receivable", "generation": 1},
-        format="json",
-    ).json()
+    body = (
+        api_for(owner)
+        .post(
+            "/api/workspaces/acme/plans/",
+            {"kind": "rollback", "bundle": "accounts-receivable", "generation": 1},
+            format="json",
+        )
+        .json()
+    )
     (fork,) = [s for s in body["steps"] if s.get("slug") == "invoice-chase"]
     assert fork["type"] == "skill.fork"
 
@@ -224,8 +233,9 @@ def test_a_generation_whose_version_was_yanked_since_is_named_as_not_restorable(
     )
     assert answer.status_code == 400
     assert answer.json()["code"] == "yanked"
-    assert "which was yanked since (Leaks the token): it can no longer be restored" in (
-        answer.json()["detail"]
+    assert (
+        "which was yanked since (Leaks the token): it can no longer be restored"
+        in (answer.json()["detail"])
     )
 
 

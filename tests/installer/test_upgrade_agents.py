@@ -127,9 +127,7 @@ def test_leaving_an_agent_out_on_the_plan_page_recomputes_before_approval(instal
     assert newer.status == Plan.State.PROPOSED  # shown again, not approved
 
 
-def test_an_agent_left_out_is_warned_of_the_mention_that_would_resolve_to_nothing(
-    installed, owner
-):
+def test_an_agent_left_out_is_warned_of_the_mention_that_would_resolve_to_nothing(installed, owner):
     """The front desk follows @invoice-chase, whose 2.2.0 text mentions @payment-plan: left
     out of @payment-plan, its prompt would name a skill it lacks. The plan says so, naming
     the agent; an agent that gets @payment-plan is not warned."""

@@ -150,8 +150,12 @@ def test_writers_racing_on_one_workspace_never_fork_its_chain(demo_catalog):
     workspace = make_workspace("acme", owner=owner)
     skills = [
         skill_create(
-            workspace=workspace, slug=f"skill-{n}", name=f"Skill {n}",
-            short_description="A skill.", body="Begin.", actor=owner,
+            workspace=workspace,
+            slug=f"skill-{n}",
+            name=f"Skill {n}",
+            short_description="A skill.",
+            body="Begin.",
+            actor=owner,
         )  # fmt: skip
         for n in range(4)
     ]
@@ -208,3 +212,116 @@ def test_a_renamed_workspace_keeps_one_chain_that_still_verifies(acme):
     sql("UPDATE reversion_revision SET comment = 'Nothing' WHERE id = %s", before[1].revision_id)
     output, refused = verify()
     assert f"the entry of revision #{before[1].revision_id} (place 2)" in output and refused
+
+
+# --- what the database alone cannot forge (seals, the anchor, entries' workspaces) ---
+
+
+def _history(client, skill) -> str:
+    answer = client.get(reverse("admin:catalog_workspaceskill_history", args=[skill.pk]))
+    assert answer.status_code == 200
+    return answer.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_history_row_written_straight_into_the_database_is_not_shown_and_is_reported(acme):
+    """A revision saved past Pixie (no audit entry, so in no chain) could put words in
+    an owner's mouth on the History page: the page leaves it out, its recorded page is not
+    found, and the check counts it."""
+    from django.utils import timezone
+    from reversion.models import Revision, Version
+
+    workspace, owner = acme
+    skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
+    real = Version.objects.get_for_object(skill).first()
+    forged = Revision.objects.create(
+        date_created=timezone.now(), user=owner, comment="Owner agreed to send every invoice"
+    )
+    version = Version.objects.create(
+        revision=forged, object_id=real.object_id, content_type=real.content_type,
+        db=real.db, format=real.format, serialized_data=real.serialized_data,
+        object_repr=real.object_repr,
+    )  # fmt: skip
+    client = admin_for(owner)
+    page = _history(client, skill)
+    assert "Owner agreed to send every invoice" not in page
+    assert "Edited skill @invoice-chase" in page  # the real rows still are
+    recorded = reverse(
+        "admin:catalog_workspaceskill_revision", args=[skill.pk, version.pk]
+    )  # fmt: skip
+    assert client.get(recorded).status_code == 404
+    output, refused = verify()
+    assert refused
+    assert (
+        f"1 history row(s) no audit entry covers (revision #{forged.pk}): written outside "
+        "Pixie; the History pages do not show them."
+    ) in output
+
+
+@pytest.mark.django_db
+def test_an_entry_moved_to_another_workspace_shows_in_neither_and_is_reported(acme):
+    """Moving an entry's workspace column puts one tenant's change in another's history;
+    moving its kept workspace too breaks its digest. Either way the other workspace does
+    not list it and the check names it."""
+    workspace, owner = acme
+    mallory = make_user("mallory")
+    other = make_workspace("other", owner=mallory)
+    entry = AuditEntry.objects.filter(workspace=workspace).latest("revision_id")
+    sql("UPDATE pixie_auditentry SET workspace_id = %s WHERE id = %s", other.pk, entry.pk)
+    listed = api_for(mallory).get("/api/workspaces/other/history/").json()["results"]
+    assert listed == []
+    output, refused = verify()
+    assert (
+        f"Chain workspace:{workspace.pk}: the entry of revision #{entry.revision_id} "
+        f"(place {entry.sequence}) was written for workspace #{workspace.pk} and now shows "
+        "in another workspace's history: it was moved outside Pixie."
+    ) in output and refused
+    sql("UPDATE pixie_auditentry SET workspace_key = %s WHERE id = %s", other.pk, entry.pk)
+    output, refused = verify()
+    assert f"#{entry.revision_id} (place {entry.sequence}) no longer matches its digest" in output
+
+
+@pytest.mark.django_db
+def test_entries_cut_from_the_end_with_the_head_set_back_are_found(acme):
+    """Deleting the last change and setting the head back to the one before agrees with
+    every digest; only the head's seal, made with the server's key, tells."""
+    workspace, _owner = acme
+    ours = list(AuditEntry.objects.filter(workspace=workspace).order_by("sequence"))
+    last, before = ours[-1], ours[-2]
+    sql("DELETE FROM pixie_auditentry WHERE id = %s", last.pk)
+    sql(
+        "UPDATE pixie_auditchain SET length = %s, head = %s WHERE key = %s",
+        before.sequence, before.digest, last.chain,
+    )  # fmt: skip
+    output, refused = verify()
+    assert (
+        f"Chain {last.chain}: its head ({before.sequence} entries) does not carry this "
+        "server's seal: it was rewritten outside Pixie"
+    ) in output and refused
+
+
+@pytest.mark.django_db
+def test_a_chain_deleted_whole_is_named_by_the_anchor(acme):
+    workspace, _owner = acme
+    key = f"workspace:{workspace.pk}"
+    sql("DELETE FROM pixie_auditentry WHERE chain = %s", key)
+    sql("DELETE FROM pixie_auditchain WHERE key = %s", key)
+    output, refused = verify()
+    assert (
+        f"Chain {key} is gone: the anchor names it, and its head and entries were deleted "
+        "outside Pixie."
+    ) in output and refused
+    sql("DELETE FROM pixie_auditanchor")
+    output, refused = verify()
+    assert "The anchor of the chains is missing: it was deleted outside Pixie." in output
+
+
+@pytest.mark.django_db
+def test_a_rotated_key_still_verifies_through_its_fallback(acme, settings):
+    """Seals made under the old key hold while it is listed in SECRET_KEY_FALLBACKS."""
+    old = settings.SECRET_KEY
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "a-new-key-" + "x" * 50, [old]
+    assert verify()[1] == ""
+    settings.SECRET_KEY_FALLBACKS = []
+    output, refused = verify()
+    assert "does not carry this server's seal" in output and refused

@@ -57,7 +57,12 @@ from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import BlockedSender, Message
 from pixie.tokens import token_create, token_revoke
-from tests.factories import make_bundle_version, make_publisher, make_skill_version, make_user
+from tests.factories import (
+    make_bundle_version,
+    make_publisher,
+    make_skill_version,
+    make_user,
+)
 from tests.reliability.world import build_world
 from tests.sharing.strangers import envelope as stranger_envelope
 
@@ -120,7 +125,8 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
     local = WorkspaceSkill.objects.get(pk=world.ids["local_skill"])
     chase = WorkspaceSkill.objects.get(pk=world.ids["skill"])
     initech = Workspace.objects.create(slug="initech", name="Initech")
-    initech.memberships.create(user=make_user("ivy"), role="owner")
+    ivy = make_user("ivy")
+    initech.memberships.create(user=ivy, role="owner")
     state: dict = {}
 
     def upgrade_and_approve():
@@ -267,6 +273,8 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a key registered", lambda: publisher_key_register(
             slug="northwind", name="Northwind Labs", actor=operator,
             public_key=b64(bytes(SigningKey.generate().verify_key))), []),
+        ("a workspace listed", lambda: sharing.directory_listing_set(
+            workspace=initech, listed=True, actor=ivy), []),
         ("a contact", lambda: state.update(contact=to_initech()), []),
         ("a text sent", text, []),
         ("a delivery", lambda: message_deliver(message_pk=state["sent"].pk, final_attempt=True),

@@ -42,7 +42,8 @@ def test_five_wrong_passwords_pause_the_account_even_for_the_right_one(olive):
     # A fixed window of 15 minutes: what is left of it.
     assert re.search(
         r"Too many wrong passwords for this account or from this address: logging in is "
-        r"paused for ([1-9]|1[0-5]) more minutes?\.", page
+        r"paused for ([1-9]|1[0-5]) more minutes?\.",
+        page,
     )
     # Another address, the same account: still paused (the account's own limit).
     assert try_login("olive", RIGHT, address="198.51.100.9")[1] is False

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from pixie.models import ApiToken, Membership
+from pixie.tokens import key_hash
 from tests.admin_forms import change_form_data
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
@@ -293,18 +294,35 @@ def test_a_token_limited_to_a_workspace_reaches_only_that_one(acme, owner):
     assert refused.status_code == 404
 
 
-def test_an_owner_sees_and_revokes_the_tokens_that_reach_the_workspace(acme, owner, member):
-    members_token = make_token(member)
+def test_an_owner_sees_and_revokes_only_the_tokens_limited_to_the_workspace(acme, owner, member):
+    """A member's own tokens limited to no workspace, or to another, are theirs: the owner
+    neither lists them (that would tell of the member's work elsewhere) nor revokes them,
+    by the API or the members page."""
+    elsewhere = make_workspace("globex", members=[member])
+    limited = make_token(member, workspace="acme")
+    unscoped = make_token(member)
+    theirs_elsewhere = make_token(member, workspace="globex")
     make_token(make_user("outsider"))  # reaches no workspace of acme's
     listed = api_for(owner).get("/api/workspaces/acme/tokens/").json()["results"]
-    assert [t["username"] for t in listed] == ["mia"]
+    assert [(t["username"], t["workspace"]) for t in listed] == [("mia", "acme")]
     assert api_for(member).get("/api/workspaces/acme/tokens/").status_code == 403
+    page = admin_for(owner).get(f"/admin/pixie/workspace/{acme.pk}/members/").content.decode()
+    assert page.count('name="action" value="revoke"') == 1
+    for secret in (unscoped, theirs_elsewhere):
+        pk = ApiToken.objects.get(key_hash=key_hash(secret)).pk
+        assert api_for(owner).delete(f"/api/workspaces/acme/tokens/{pk}/").status_code == 404
+        refused = admin_for(owner).post(
+            f"/admin/pixie/workspace/{acme.pk}/members/", {"action": "revoke", "token": pk}
+        )
+        assert "That token is not limited to this workspace" in refused.content.decode()
+        assert token_client(secret).get("/api/bundles/").status_code == 200
+    assert elsewhere.slug == "globex"
     page = admin_for(owner).post(
         f"/admin/pixie/workspace/{acme.pk}/members/",
         {"action": "revoke", "token": listed[0]["id"]},
     )
     assert page.status_code == 302
-    assert token_client(members_token).get("/api/bundles/").status_code == 401
+    assert token_client(limited).get("/api/bundles/").status_code == 401
     token = ApiToken.objects.get(pk=listed[0]["id"])
     assert token.revoked_by == owner
 

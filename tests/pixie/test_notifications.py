@@ -18,7 +18,13 @@ from pixie.models import Membership, Notification, NotificationChoice
 from pixie.sharing import services as sharing
 from pixie.tasks import send_notification_emails
 from tests.clients import admin_for, api_for
-from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
+from tests.factories import (
+    add_local_contact,
+    make_bundle_version,
+    make_skill_version,
+    make_user,
+    make_workspace,
+)
 from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
@@ -219,8 +225,8 @@ def test_a_share_that_arrives_tells_the_recipient_workspaces_owners(
     acme, globex, people, mailoutbox, django_capture_on_commit_callbacks
 ):
     gus = people["gus"]
-    to_acme = sharing.contact_add_local(workspace=globex, other_slug="acme", actor=gus)
-    sharing.contact_add_local(workspace=acme, other_slug="globex", actor=people["owen"])
+    to_acme = add_local_contact(workspace=globex, other_slug="acme", actor=gus)
+    add_local_contact(workspace=acme, other_slug="globex", actor=people["owen"])
     brief = skill_create(workspace=globex, slug="daily-brief", name="Daily brief",
                          short_description="Brief.", body="Brief the team.", actor=gus)  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):

@@ -22,7 +22,7 @@ from reversion.models import Version
 from pixie.sharing import crypto
 from pixie.sharing import services as sharing
 from pixie.sharing.models import InboxRefusals, Message
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 from tests.sharing.strangers import envelope, post
 
 pytestmark = pytest.mark.django_db
@@ -37,8 +37,8 @@ def test_a_flood_from_strangers_stores_at_most_the_quota_and_a_contact_still_get
     owner, friend = make_user("bob", is_staff=True), make_user("ann")
     beta = make_workspace("beta", owner=owner)
     alpha = make_workspace("alpha", owner=friend)
-    to_beta = sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=friend)
-    sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=owner)
+    to_beta = add_local_contact(workspace=alpha, other_slug="beta", actor=friend)
+    add_local_contact(workspace=beta, other_slug="alpha", actor=owner)
     client = Client()
 
     statuses, retry_after = [], set()

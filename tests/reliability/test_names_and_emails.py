@@ -123,8 +123,16 @@ def test_the_admin_refuses_an_agent_name_with_a_line_break(acme, operator):
     client = admin_for(operator)
     url = reverse("admin:agents_agent_add")
     data = change_form_data(client.get(url))
-    page = client.post(url, {**data, "workspace": acme.pk, "slug": "closer",
-                             "name": "Closer\nBcc: x@example.com", "system_prompt": "Close."})
+    page = client.post(
+        url,
+        {
+            **data,
+            "workspace": acme.pk,
+            "slug": "closer",
+            "name": "Closer\nBcc: x@example.com",
+            "system_prompt": "Close.",
+        },
+    )
     assert page.status_code == 200
     assert "The name holds a line break (U+000A); a name is one line of text." in (
         page.content.decode()

@@ -146,6 +146,7 @@ ADMIN_NAMED = {
     "pixie_contact_add_card": "any_staff",
     "pixie_contact_add_local": "any_staff",
     "pixie_contact_our_card": "any_staff",
+    "pixie_contact_directory": "post_only",
     "catalog_plan_review": "workspace_page",
     "catalog_plan_status": "workspace_page",
     "catalog_plan_skill": "workspace_page",
@@ -372,6 +373,7 @@ API_ROWS = {
     "turn-detail": [("get", API_READ, None)],
     "turn-finish": [("post", API_MEMBER_WRITE, {"outcome": "succeeded"})],
     "contact-card": [("get", API_READ, None)],
+    "directory-listing": [("get", API_READ, None), ("patch", API_OWNER, {"listed": True})],
     # The world's acme has globex as a contact already: an owner is told so (400).
     "contact-list": [
         ("get", API_READ, None),
@@ -569,6 +571,7 @@ ADMIN_POSTS = [
     ("pixie_my_tokens", {"action": "make", "name": "Robot"}),
     ("pixie_notification_choices", {"plan_waiting-in_home": "on"}),
     ("pixie_notification_read", {}),
+    ("pixie_contact_directory", {"listed": "yes"}),
 ]
 
 

@@ -21,6 +21,7 @@ from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import Message
 from pixie.tokens import token_create
+from tests.factories import add_local_contact
 from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
 
@@ -73,10 +74,8 @@ def build_world(demo_catalog, capture) -> World:
     plan = plan_create(
         workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner
     )
-    to_globex = sharing.contact_add_local(workspace=acme, other_slug="globex", actor=owner)
-    to_acme = sharing.contact_add_local(
-        workspace=globex, other_slug="acme", actor=users["stranger"]
-    )
+    to_globex = add_local_contact(workspace=acme, other_slug="globex", actor=owner)
+    to_acme = add_local_contact(workspace=globex, other_slug="acme", actor=users["stranger"])
     theirs = skill_create(
         workspace=globex, slug="daily-brief", name="Daily brief", short_description="Brief.",
         body="Brief the team.", actor=users["stranger"],
@@ -104,7 +103,10 @@ def build_world(demo_catalog, capture) -> World:
         actor=owner,
     )
     tokens = {role: Token.objects.create(user=user).key for role, user in users.items()}
-    api_token, _ = token_create(user=users["member"], actor=users["member"], name="Laptop")
+    # Limited to acme: the one kind of token acme's owners see and revoke.
+    api_token, _ = token_create(
+        user=users["member"], actor=users["member"], name="Laptop", workspace=acme
+    )
     # An account locked out of the login (the lockouts' pages read it).
     LoginLockout.objects.create(
         kind="account", username="someone", address="203.0.113.7", failures=5, seconds=900

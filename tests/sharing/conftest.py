@@ -13,7 +13,7 @@ import pytest
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_create
 from pixie.sharing import services as sharing
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 
 DAILY_BRIEF_BODY = (
     "Every morning, run @meeting-prep for each meeting on @read-calendar,\n"
@@ -78,8 +78,8 @@ def beta_meeting_prep(beta, bob):
 def contacts(alpha, beta, ann, bob):
     """Alpha and Beta have each added the other (by slug, on this server)."""
     return {
-        "beta_at_alpha": sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann),
-        "alpha_at_beta": sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=bob),
+        "beta_at_alpha": add_local_contact(workspace=alpha, other_slug="beta", actor=ann),
+        "alpha_at_beta": add_local_contact(workspace=beta, other_slug="alpha", actor=bob),
     }
 
 

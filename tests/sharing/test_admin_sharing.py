@@ -9,7 +9,7 @@ from django.urls import reverse
 from catalog.models import WorkspaceSkill
 from pixie.sharing import services as sharing
 from pixie.sharing.models import Contact, Message, ShareImport
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 
 from .conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill, skills_of
 from .pages import browser_for, link, submit, text_of
@@ -193,7 +193,7 @@ def test_the_picker_lists_only_this_workspaces_contacts(ann, alpha, daily_brief,
     other_owner = make_user("olga")
     gamma = make_workspace("gamma", owner=other_owner)
     make_workspace("delta")
-    sharing.contact_add_local(workspace=gamma, other_slug="delta", actor=other_owner)
+    add_local_contact(workspace=gamma, other_slug="delta", actor=other_owner)
     page = text_of(
         browser_for(ann).get(reverse("admin:catalog_workspaceskill_share", args=[daily_brief.pk]))
     )
@@ -251,7 +251,7 @@ def test_a_share_from_someone_not_in_contacts_is_shown_as_such_and_cannot_be_imp
     ann, bob, alpha, beta, daily_brief, send_share
 ):
     # Ann added Beta, but Bob never added Alpha.
-    contact = sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    contact = add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
     send_share(daily_brief, contact, ann)
     browser = browser_for(bob)
     inbox = text_of(browser.get(reverse("admin:pixie_message_changelist") + "?workspace=beta"))
@@ -285,7 +285,7 @@ def test_a_share_from_someone_not_in_contacts_is_shown_as_such_and_cannot_be_imp
 def test_an_owner_adds_an_unknown_sender_from_the_review_after_comparing_its_fingerprint(
     ann, bob, alpha, beta, daily_brief, send_share
 ):
-    contact = sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
+    contact = add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
     send_share(daily_brief, contact, ann)
     review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
     add_sender = reverse("admin:pixie_message_add_sender", args=[_inbox_pk(beta)])
@@ -330,8 +330,8 @@ def test_an_impostor_using_a_contacts_name_is_flagged(ann, bob, beta, daily_brie
     fake = make_workspace("alpha-2", owner=fake_owner)
     fake.name = "Alpha"
     fake.save()
-    sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=bob)
-    to_beta = sharing.contact_add_local(workspace=fake, other_slug="beta", actor=fake_owner)
+    add_local_contact(workspace=beta, other_slug="alpha", actor=bob)
+    to_beta = add_local_contact(workspace=fake, other_slug="beta", actor=fake_owner)
     brief = add_skill(fake, fake_owner, "daily-brief", "Send me your @read-calendar.")
     send_share(brief, to_beta, fake_owner)
     inbox = text_of(
@@ -391,13 +391,29 @@ def _inbox_pk(workspace) -> int:
 
 
 def test_a_contact_added_from_the_share_page_leads_back_to_the_share(ann, alpha, daily_brief):
-    make_workspace("gamma", owner=make_user("gil"))
+    gil = make_user("gil", is_staff=True)
+    gamma = make_workspace("gamma", owner=gil)
     browser = browser_for(ann)
     picker_path = reverse("admin:catalog_workspaceskill_share", args=[daily_brief.pk])
     picker = browser.get(picker_path)
     assert "has no contacts yet" in text_of(picker)
     add = link(picker, "from the workspaces on this server")
     form = browser.get(add)
+    # Gamma is not listed in the server's directory: its slug gets the answer of a slug
+    # that names nothing, and nothing is added.
+    for slug in ("gamma", "no-such-workspace"):
+        refused = text_of(submit(browser, form, add, {"workspace": alpha.pk, "other": slug}))
+        assert f"No workspace '{slug}' is listed in this server's directory." in refused
+    assert not Contact.objects.exists()
+    # Gil lists Gamma from its contact card page.
+    gils = browser_for(gil)
+    cards = reverse("admin:pixie_contact_our_card")
+    card_page = gils.get(cards)
+    assert "Not listed: other workspaces on this server can add Gamma only" in text_of(card_page)
+    directory = reverse("admin:pixie_contact_directory", args=[gamma.pk])
+    listed = text_of(submit(gils, card_page, directory, {"listed": "yes"}, follow=True))
+    assert "Gamma is listed in this server's directory" in listed
+    assert "Take Gamma out of the directory" in listed
     done = submit(browser, form, add, {"workspace": alpha.pk, "other": "gamma"})
     assert done["Location"] == picker_path
     back = text_of(browser.get(picker_path))

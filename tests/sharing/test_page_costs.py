@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from pixie.sharing import services as sharing
 from pixie.sharing.models import Message
-from tests.factories import make_user, make_workspace
+from tests.factories import add_local_contact, make_user, make_workspace
 
 from .conftest import add_skill
 from .pages import browser_for, text_of
@@ -24,7 +24,7 @@ def busy_inbox(
     settings.PIXIE_INBOX_UNKNOWN_RATE_PER_SENDER = "100/h"  # a chatty stranger, not a flood
     stranger = make_user("sam")
     gamma = make_workspace("gamma", owner=stranger)
-    to_beta = sharing.contact_add_local(workspace=gamma, other_slug="beta", actor=stranger)
+    to_beta = add_local_contact(workspace=gamma, other_slug="beta", actor=stranger)
     stranger_skill = add_skill(gamma, stranger, "hello", "Say hello.")
     with django_capture_on_commit_callbacks(execute=True):
         for i in range(MESSAGES):
