@@ -37,7 +37,15 @@ from django.contrib.contenttypes.models import ContentType  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from catalog.models import WorkspaceSkill  # noqa: E402
-from pixie.audit_chain import chain_key, chain_verify, entry_digest  # noqa: E402
+from pixie.audit_chain import (  # noqa: E402
+    FORM,
+    anchor_text,
+    chain_key,
+    chain_verify,
+    entry_digest,
+    head_text,
+    seal,
+)
 from pixie.audit_log import (  # noqa: E402
     LISTED_OBJECTS,
     SHOWN_OBJECTS,
@@ -108,18 +116,19 @@ def seed() -> dict:
             "channel": CHANNELS[n % 4],
             "plan_id": (n // 50) if n % 7 == 0 else None,
             "object_count": len(objects),
+            "workspace_key": None if in_catalog else workspace.pk,
         }
         key = chain_key(scope, entry["workspace_id"])
         length, previous = heads.get(key, (0, ""))
         digest = entry_digest(
             previous=previous, chain=key, sequence=length + 1,
             revision={"id": n, "date_created": at, "user_id": person, "comment": comment},
-            entry=entry, objects=objects,
+            entry=entry, objects=objects, form=FORM,
         )  # fmt: skip
         heads[key] = (length + 1, digest)
         entry_rows.append(
             (n, n, entry["workspace_id"], scope, entry["channel"], entry["plan_id"],
-             len(objects), key, length + 1, digest)
+             len(objects), key, length + 1, digest, entry["workspace_key"], FORM)
         )  # fmt: skip
         if len(revision_rows) >= 50_000 or n == ROWS + 1:
             _copy(revision_rows, version_rows, entry_rows)
@@ -127,8 +136,16 @@ def seed() -> dict:
             log(f"  {n:,} revisions")
     with connection.cursor() as cursor:
         cursor.executemany(
-            "INSERT INTO pixie_auditchain (key, length, head) VALUES (%s, %s, %s)",
-            [(key, length, head) for key, (length, head) in heads.items()],
+            "INSERT INTO pixie_auditchain (key, length, head, seal) VALUES (%s, %s, %s, %s)",
+            [
+                (key, length, head, seal(head_text(key, length, head)))
+                for key, (length, head) in heads.items()
+            ],
+        )
+        chains = "\n".join(sorted(heads))
+        cursor.execute(
+            "INSERT INTO pixie_auditanchor (id, chains, seal) VALUES (1, %s, %s)",
+            [chains, seal(anchor_text(chains))],
         )
         for table in ("reversion_revision", "reversion_version", "pixie_auditentry"):
             cursor.execute(  # our own three table names, not input
@@ -156,7 +173,7 @@ def _copy(revisions, versions, entries) -> None:
                     copy.write_row(row)
             with c.copy(
                 "COPY pixie_auditentry (id, revision_id, workspace_id, scope, channel, plan_id, "
-                "object_count, chain, sequence, digest) FROM STDIN"
+                "object_count, chain, sequence, digest, workspace_key, form) FROM STDIN"
             ) as copy:
                 for row in entries:
                     copy.write_row(row)

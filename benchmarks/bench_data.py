@@ -538,10 +538,10 @@ class _Seeder:
         self._write(
             "workspaces",
             Workspace,
-            ["id", "slug", "name", "created_at", *POLICY_FIELDS],
+            ["id", "slug", "name", "created_at", "listed_in_directory", *POLICY_FIELDS],
             (
                 (workspace_id, f"{self.prefix}-{w}", f"{self.prefix} workspace {w}", self.now,
-                 *POLICY_DEFAULTS)
+                 False, *POLICY_DEFAULTS)
                 for w, workspace_id in enumerate(ids)
             ),  # fmt: skip
         )

@@ -12,6 +12,7 @@ from django.forms.models import BaseInlineFormSet
 from django.shortcuts import redirect
 
 from .errors import PixieError, ValidationFailed
+from .invitations import invitation_make, invitation_revoke, invitations_waiting
 from .members import (
     ROLES,
     member_add,
@@ -24,16 +25,21 @@ from .models import ApiToken, Membership, Workspace
 from .tokens import token_create, token_revoke, tokens_of_workspace
 
 
+class InviteForm(forms.Form):
+    email = forms.EmailField(
+        label="Email address",
+        help_text="You get a one-time link to give them (Pixie sends nothing). They join "
+        "with the login they have, or make one of their own.",
+    )
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
 class AddMemberForm(forms.Form):
+    """A new login made for someone (an existing one joins by invitation)."""
+
     username = forms.CharField(max_length=150, label="Username")
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
-    create = forms.BooleanField(
-        required=False,
-        label="Make a new login",
-        help_text="For someone with no login yet: you get a one-time link to give them, "
-        "where they set their password. Pixie sends nothing.",
-    )
-    email = forms.EmailField(required=False, label="Email (for a new login)")
+    email = forms.EmailField(required=False, label="Email")
 
 
 class TokenForm(forms.Form):
@@ -96,8 +102,8 @@ class MembersPages:
     def members_view(self, request, workspace_id):
         workspace = self.page_object(request, workspace_id)
         is_owner = self.is_owner(request, workspace)
-        form = AddMemberForm()
-        link = None
+        form, invite_form = AddMemberForm(), InviteForm(prefix="invite")
+        link = invitation_link = None
         if request.method == "POST" and not is_owner:
             messages.error(request, self.owner_refusal(request, workspace))
         elif request.method == "POST":
@@ -115,6 +121,22 @@ class MembersPages:
                         f"of {workspace.name}.",
                     )  # fmt: skip
                     form = AddMemberForm()
+                elif action == "invite":
+                    invite_form = InviteForm(request.POST, prefix="invite")
+                    if not invite_form.is_valid():
+                        raise _Invalid
+                    invited = invitation_make(
+                        workspace=workspace, actor=request.user, **invite_form.cleaned_data
+                    )
+                    invitation_link = invited.link
+                    messages.success(request, f"Invited {invited.invitation.email}.")
+                    invite_form = InviteForm(prefix="invite")
+                elif action == "uninvite":
+                    revoked = invitation_revoke(
+                        workspace=workspace, actor=request.user,
+                        invitation_id=_int(request.POST.get("invitation")),
+                    )  # fmt: skip
+                    messages.success(request, f"Revoked the invitation of {revoked.email}.")
                 elif action == "role":
                     username, role = request.POST.get("username", ""), request.POST.get("role", "")
                     member_role_change(
@@ -141,11 +163,13 @@ class MembersPages:
             except _Invalid:
                 pass
             except PixieError as exc:
-                self.report(request, exc, form if action == "add" else None)
+                self.report(
+                    request, exc, {"add": form, "invite": invite_form}.get(action)
+                )
             else:
-                if not link:  # a one-time link is shown on this answer, never again
+                if not (link or invitation_link):  # a one-time link: this answer only
                     return redirect("admin:pixie_workspace_members", workspace.pk)
-        return self.render_page(
+        response = self.render_page(
             request,
             "admin/pixie/workspace/members.html",
             f"People of {workspace.name}",
@@ -157,8 +181,13 @@ class MembersPages:
             roles=ROLES,
             tokens=tokens_of_workspace(workspace) if is_owner else [],
             form=form,
+            invite_form=invite_form,
+            invitations=invitations_waiting(workspace) if is_owner else [],
             password_link=link,
+            invitation_link=invitation_link,
         )
+        response["Cache-Control"] = "no-store"  # a one-time link may be on it
+        return response
 
     def my_tokens_view(self, request):
         user = request.user

@@ -1,5 +1,7 @@
-"""A workspace's members, run by its owners: add a login (or make one), change a role,
+"""A workspace's members, run by its owners: make a login for someone new, change a role,
 remove someone. A workspace always keeps at least one owner; every change is recorded.
+Someone who may have a login already joins by invitation (pixie.invitations): an owner
+never names an existing login, so adding people tells nothing about who has one.
 
 A login made here has no password: the owner is shown a one-time link (Django's password
 reset token, which stops working once a password is set) and gives it to the person.
@@ -65,10 +67,11 @@ def member_add(
     actor,
     username: str,
     role: str = Membership.Role.MEMBER,
-    create: bool = False,
+    create: bool = True,
     email: str = "",
 ) -> Added:
-    """Add an existing login, or (``create``) make one and return its password link."""
+    """Make a login and add it, returning its password link. (``create`` False, the old
+    way to add an existing login, is refused: that is an invitation now.)"""
     require_owner(user=actor, workspace=workspace)
     User = get_user_model()
     username = (username or "").strip()
@@ -94,34 +97,26 @@ def member_add(
             problems.append(f"email: {email[:60]!r} is not an email address")
     if problems:
         raise ValidationFailed(problems)
-    link = ""
+    if not create:  # refused before any lookup: the answer is the same for every username
+        raise ValidationFailed(
+            "username: Pixie does not add an existing login; invite the person by email "
+            "address instead, and they join with their own login when they accept",
+            code="invite_instead",
+        )
     with audited(actor=actor, comment=f"Added {username} to {workspace.name} as {role}"):
         _locked(workspace)
-        user = User.objects.filter(username=username).first()
-        if create:
-            if user is not None:
-                raise ValidationFailed(
-                    f"username: a login called {username!r} exists already; add it instead "
-                    "of making a new one",
-                    code="login_exists",
-                )
-            user = User.objects.create_user(username=username, email=email, is_staff=True)
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-            link = password_link(user)
-        elif user is None or not user.is_active:
+        # Making a login cannot avoid saying that its username is taken; that is all
+        # this answer tells (not who has it, nor whether they are active).
+        if User.objects.filter(username__iexact=username).exists():
             raise ValidationFailed(
-                f"username: there is no active login called {username!r}; to make one, "
-                "choose “make a new login”",
-                code="no_such_login",
+                f"username: {username!r} is taken; choose another (to add the person who "
+                "may have it, invite them by email address)",
+                code="username_taken",
             )
-        if Membership.objects.filter(workspace=workspace, user=user).exists():
-            raise StateError(
-                f"{username} is already a member of {workspace.name}", code="already_member"
-            )
-        if not user.is_staff:  # the workspace's pages are the admin's: let them sign in
-            user.is_staff = True
-            user.save(update_fields=["is_staff"])
+        user = User.objects.create_user(username=username, email=email, is_staff=True)
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        link = password_link(user)
         membership = Membership.objects.create(workspace=workspace, user=user, role=role)
         if role == Membership.Role.OWNER:
             owner_added_notify(workspace=workspace, username=username, actor=actor)

@@ -295,6 +295,46 @@ class Notification(models.Model):
         return self.title
 
 
+@reversion.register(exclude=["key_hash"])
+class Invitation(models.Model):
+    """An owner's invitation to join a workspace, to an email address (pixie.invitations).
+    The person opens its link and joins with the login they have or one they choose: an
+    owner never picks an existing login, so adding someone tells nothing about who has one
+    and takes no one in without their consent. The secret is kept only as its hash."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(
+        max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER
+    )
+    key_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"Invitation of {self.email} to {self.workspace} ({self.role})"
+
+    @property
+    def state(self) -> str:
+        if self.accepted_at:
+            return "accepted"
+        if self.revoked_at:
+            return "revoked"
+        return "expired" if self.expires_at <= timezone.now() else "waiting"
+
+
 @reversion.register()
 class LoginLockout(models.Model):
     """An account or an address locked out of the admin's login after too many wrong

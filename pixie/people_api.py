@@ -1,6 +1,8 @@
 """Members and API tokens through the API.
 
-/api/workspaces/{ws}/members/          GET (members) · POST (owners): add or make a login
+/api/workspaces/{ws}/members/          GET (members) · POST (owners): make a login
+/api/workspaces/{ws}/invitations/      GET (owners): those waiting · POST (owners): invite
+/api/workspaces/{ws}/invitations/{id}/ DELETE (owners): revoke one
 /api/workspaces/{ws}/members/{user}/   PATCH (owners): the role · DELETE (owners): remove
 /api/workspaces/{ws}/tokens/           GET (owners): the live tokens that reach it
 /api/workspaces/{ws}/tokens/{id}/      DELETE (owners): revoke one
@@ -15,8 +17,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .api import InWorkspace, StrictSerializer
+from .invitations import invitation_make, invitation_revoke, invitations_waiting
 from .members import member_add, member_remove, member_role_change, members_of
-from .models import ApiToken, Membership, Workspace
+from .models import ApiToken, Invitation, Membership, Workspace
 from .permissions import require_owner
 from .tokens import token_create, token_revoke, tokens_of_workspace
 
@@ -35,9 +38,10 @@ class MemberAddSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Membership.Role.choices, default=Membership.Role.MEMBER)
     create = serializers.BooleanField(
-        default=False,
-        help_text="Make a new login (no password: the answer holds a one-time link the "
-        "person opens to set one; Pixie sends nothing).",
+        default=True,
+        help_text="A new login is made (no password: the answer holds a one-time link the "
+        "person opens to set one; Pixie sends nothing). False is refused: someone who may "
+        "have a login already is invited (invitations/).",
     )
     email = serializers.EmailField(required=False, default="", allow_blank=True)
 
@@ -84,6 +88,58 @@ class MemberDetail(InWorkspace, APIView):
     @extend_schema(responses={204: None})
     def delete(self, request, workspace, username):
         member_remove(workspace=self.workspace(), actor=request.user, username=username)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    invited_by = serializers.CharField(source="invited_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Invitation
+        fields = ["id", "email", "role", "invited_by", "created_at", "expires_at"]
+
+
+class InvitedSerializer(InvitationSerializer):
+    link = serializers.CharField(
+        read_only=True, help_text="Shown this once: give it to the person (Pixie sends nothing)."
+    )
+
+    class Meta(InvitationSerializer.Meta):
+        fields = [*InvitationSerializer.Meta.fields, "link"]
+
+
+class InviteSerializer(StrictSerializer):
+    email = serializers.CharField(max_length=254)
+    role = serializers.ChoiceField(choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+
+
+class WorkspaceInvitations(InWorkspace, generics.ListAPIView):
+    serializer_class = InvitationSerializer
+
+    def get_queryset(self):
+        workspace = self.workspace()
+        require_owner(user=self.request.user, workspace=workspace, role=self.role)
+        return invitations_waiting(workspace)
+
+    @extend_schema(request=InviteSerializer, responses={201: InvitedSerializer})
+    def post(self, request, workspace):
+        given = InviteSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        invited = invitation_make(
+            workspace=self.workspace(), actor=request.user, **given.validated_data
+        )
+        invited.invitation.link = invited.link
+        response = Response(
+            InvitedSerializer(invited.invitation).data, status=status.HTTP_201_CREATED
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class WorkspaceInvitation(InWorkspace, APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request, workspace, pk):
+        invitation_revoke(workspace=self.workspace(), actor=request.user, invitation_id=pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

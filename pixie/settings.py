@@ -429,6 +429,11 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # in pauses for the rest of the window (pixie.login_throttle; empty: no limit).
 PIXIE_LOGIN_FAILURES_PER_ACCOUNT = os.environ.get("PIXIE_LOGIN_FAILURES_PER_ACCOUNT", "5/15m")
 PIXIE_LOGIN_FAILURES_PER_ADDRESS = os.environ.get("PIXIE_LOGIN_FAILURES_PER_ADDRESS", "20/15m")
+# Invitation links opened that are not valid, counted by address (pixie.invitation_page):
+# guessing secrets is pointless (256 bits), and this keeps it from costing the server.
+PIXIE_INVITATION_MISSES_PER_ADDRESS = os.environ.get(
+    "PIXIE_INVITATION_MISSES_PER_ADDRESS", "20/15m"
+)
 PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
 PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))
 

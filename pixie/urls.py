@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from pixie import history_api, people_api
 from pixie.health import healthz, livez
 from pixie.home import favicon, home
+from pixie.invitation_page import invitation_accept_view
 
 handler404 = "pixie.api.not_found"
 # "View site": / leads a person to their workspace's home (pixie.home).
@@ -30,6 +31,10 @@ urlpatterns = [
         "accounts/set-password/done/",
         auth_views.PasswordResetCompleteView.as_view(),
         name="password-set-done",
+    ),
+    # An owner's invitation to join a workspace, opened by the person (pixie.invitations).
+    path(
+        "accounts/invitation/<str:secret>/", invitation_accept_view, name="invitation-accept"
     ),
     path("api/", include("catalog.api.urls")),
     path("api/", include("egress.urls")),
@@ -56,6 +61,16 @@ urlpatterns = [
         "api/workspaces/<slug:workspace>/members/<str:username>/",
         people_api.MemberDetail.as_view(),
         name="member-detail",
+    ),
+    path(
+        "api/workspaces/<slug:workspace>/invitations/",
+        people_api.WorkspaceInvitations.as_view(),
+        name="invitation-list",
+    ),
+    path(
+        "api/workspaces/<slug:workspace>/invitations/<int:pk>/",
+        people_api.WorkspaceInvitation.as_view(),
+        name="invitation-detail",
     ),
     path(
         "api/workspaces/<slug:workspace>/tokens/",

@@ -77,7 +77,7 @@ def pages(world) -> list[tuple[str, str]]:
         if route.startswith("admin/"):
             continue
         if name in PROBE_ARGS:
-            found.append((reverse(name, args=PROBE_ARGS[name]), name))
+            found.append((reverse(name, args=PROBE_ARGS[name](world)), name))
             continue
         path = fill(route, name, world)
         assert path is not None, f"no way to fill {route} ({name})"

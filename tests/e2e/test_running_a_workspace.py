@@ -36,7 +36,7 @@ def test_an_owner_runs_the_workspace_and_a_second_owner_approves_what_expands_re
         user.email = f"{user.username}@acme.example"
         user.save()
     Membership.objects.filter(workspace=acme, user=member).update(role="owner")
-    make_user("rita", is_staff=True)
+    rita = make_user("rita", is_staff=True)
     with task_worker():
         wait_for(install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks,
                          agents), Plan.State.APPLIED)  # fmt: skip
@@ -44,14 +44,25 @@ def test_an_owner_runs_the_workspace_and_a_second_owner_approves_what_expands_re
         tab = person(owner, start="/")
         page = tab.page
 
-        # People: add rita as a member.
+        # People: rita has a login, so she is invited, and joins when she accepts.
         page.get_by_role("link", name=re.compile("Members, roles and the tokens")).click()
         expect(page.locator("h1")).to_contain_text("People of Acme")
-        form = page.locator("#add-member")
-        form.get_by_label("Username").fill("rita")
-        form.get_by_role("button", name="Add to Acme").click()
-        expect(page.locator("#member-rita")).to_contain_text("Member")
+        form = page.locator("#invite")
+        form.get_by_label("Email address").fill("rita@example.com")
+        form.get_by_role("button", name="Invite to Acme").click()
+        link = page.locator("#invitation-link code").inner_text()
+        expect(page.locator("#invitations")).to_contain_text("rita@example.com")
+        expect(page.locator("#member-rita")).to_have_count(0)
         axe_both_themes(tab, "workspace-people")
+        invited = person(rita)
+        invited.go("/accounts/" + link.split("/accounts/", 1)[1])
+        expect(invited.page.locator("#invited")).to_contain_text("join Acme as a member")
+        axe_both_themes(invited, "invitation")
+        invited.page.get_by_role("button", name="Join Acme as rita").click()
+        expect(invited.page.locator(".messagelist")).to_contain_text("Welcome to Acme, rita.")
+        tab.go(f"/admin/pixie/workspace/{acme.pk}/members/")
+        expect(page.locator("#member-rita")).to_contain_text("Member")
+        expect(page.locator("#invitations")).to_contain_text("No invitation is waiting.")
 
         # A read-only token, shown once.
         page.get_by_role("link", name="Your own API tokens").click()

@@ -48,6 +48,12 @@ from pixie.installer.plans import plan_approve, plan_create, plan_reject
 from pixie.installer.policy import policy_update
 from pixie.installer.repoint import repoint_create
 from pixie.installer.takeover import plan_take_over
+from pixie.invitations import (
+    invitation_accept,
+    invitation_accept_new,
+    invitation_make,
+    invitation_revoke,
+)
 from pixie.keys import b64
 from pixie.login_throttle import login_failed
 from pixie.members import member_add, member_remove, member_role_change
@@ -301,7 +307,21 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             workspace=acme, actor=owner, changes={"expiry": "required", "expiry_days": 7}),
          [acme]),
         ("a plan expired", plan_expiry, [lambda: state["expired"]]),
-        ("a member added", lambda: member_add(workspace=acme, actor=owner, username="stu"), []),
+        ("an invitation", lambda: state.update(invited=invitation_make(
+            workspace=acme, actor=owner, email="stu@example.com", role="member")),
+         [lambda: state["invited"].invitation]),
+        ("an invitation accepted", lambda: invitation_accept(
+            secret=state["invited"].link.rstrip("/").rsplit("/", 1)[1],
+            user=world.users["staff"]), [lambda: state["invited"].invitation]),
+        ("a login made to accept one", lambda: invitation_accept_new(
+            secret=world.ids["invitation_secret"], username="newbie",
+            password="a long new password 7"), []),
+        ("an invitation revoked", lambda: invitation_revoke(
+            workspace=acme, actor=owner, invitation_id=invitation_make(
+                workspace=acme, actor=owner, email="no@example.com", role="member"
+            ).invitation.pk), []),
+        ("a login made by an owner", lambda: member_add(
+            workspace=acme, actor=owner, username="newbie2"), []),
         ("a role changed", lambda: member_role_change(
             workspace=acme, actor=owner, username="stu", role="owner"), []),
         ("a plan by the new owner", lambda: state.update(left=plan_create(

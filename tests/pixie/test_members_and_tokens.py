@@ -1,6 +1,7 @@
-"""Owners run their workspace's people and tokens without an operator: add a login or
-make one (with a one-time password link), change roles, remove people, and keep at least
-one owner; each person makes, lists and revokes their own API tokens, limited to one
+"""Owners run their workspace's people and tokens without an operator: make a login
+(with a one-time password link) but never add an existing one (that is an invitation,
+tests/pixie/test_invitations.py), change roles, remove people, and keep at least one
+owner; each person makes, lists and revokes their own API tokens, limited to one
 workspace or to reading; a revoked token fails on the very next request."""
 
 import hashlib
@@ -39,20 +40,38 @@ def make_token(user, **body) -> str:
 # --- members and roles -----------------------------------------------------------------
 
 
-def test_an_owner_adds_an_existing_login_and_the_history_says_so(acme, owner):
-    rita = make_user("rita")
-    added = api_for(owner).post(
-        "/api/workspaces/acme/members/", {"username": "rita", "role": "member"}, format="json"
+def test_an_owner_cannot_add_an_existing_login_and_learns_nothing_of_who_has_one(
+    acme, owner
+):
+    """The attack: an owner POSTs other people's usernames (another tenant's owner, the
+    superuser) to pull them in, and reads from the answers which usernames exist."""
+    otto = make_user("otto")
+    make_workspace("globex", owner=otto)
+    User.objects.create_superuser("root", "root@example.com", "x")
+    client = api_for(owner)
+    answers = {
+        username: client.post(
+            "/api/workspaces/acme/members/", {"username": username, "create": False},
+            format="json",
+        )  # fmt: skip
+        for username in ("otto", "root", "no-such-person")
+    }
+    assert {answer.status_code for answer in answers.values()} == {400}
+    details = {answer.json()["detail"] for answer in answers.values()}
+    assert details == {
+        "username: Pixie does not add an existing login; invite the person by email "
+        "address instead, and they join with their own login when they accept"
+    }
+    assert {answer.json()["code"] for answer in answers.values()} == {"invite_instead"}
+    assert not Membership.objects.filter(user__username__in=["otto", "root"], workspace=acme)
+    # The members page offers no way to name an existing login either.
+    page = admin_for(owner).post(
+        f"/admin/pixie/workspace/{acme.pk}/members/",
+        {"action": "add", "username": "otto", "role": "owner", "create": "on"},
     )
-    assert added.status_code == 201
-    assert added.json()["role"] == "member" and added.json()["password_link"] == ""
-    assert Membership.objects.get(workspace=acme, user=rita).role == "member"
-    rita.refresh_from_db()
-    assert rita.is_staff  # the workspace's pages are the admin's
-    listed = api_for(rita).get("/api/workspaces/acme/members/").json()["results"]
-    assert [m["username"] for m in listed] == ["owen", "mia", "rita"]  # owners first
-    history = api_for(owner).get("/api/workspaces/acme/history/").json()["results"]
-    assert history[0]["comment"] == "Added rita to Acme as member"
+    assert page.status_code == 200
+    assert b"is taken; choose another" in page.content  # what making a login must say
+    assert not Membership.objects.filter(user=otto, workspace=acme).exists()
 
 
 def test_a_member_reads_the_members_but_changes_nothing(acme, member):
@@ -74,6 +93,7 @@ def test_a_member_reads_the_members_but_changes_nothing(acme, member):
     page = admin_for(member).get(f"/admin/pixie/workspace/{acme.pk}/members/")
     assert page.status_code == 200
     assert b'id="add-member"' not in page.content and b"Change role" not in page.content
+    assert b'id="invite"' not in page.content and b'id="invitations"' not in page.content
     assert b"Only an owner of Acme can do this." in page.content
 
 
@@ -97,8 +117,7 @@ def test_an_owner_of_another_workspace_manages_nothing_here(acme):
 def test_a_new_login_sets_its_password_through_a_one_time_link(acme, owner):
     page = admin_for(owner).post(
         f"/admin/pixie/workspace/{acme.pk}/members/",
-        {"action": "add", "username": "nora", "role": "member", "create": "on",
-         "email": "nora@acme.example"},
+        {"action": "add", "username": "nora", "role": "member", "email": "nora@acme.example"},
     )  # fmt: skip
     assert page.status_code == 200
     link = re.search(rb"<code>(http[^<]+/accounts/set-password/[^<]+)</code>", page.content)
@@ -127,12 +146,8 @@ def test_making_a_login_that_exists_is_refused_with_its_name(acme, owner):
         "/api/workspaces/acme/members/", {"username": "mia", "create": True}, format="json"
     )
     assert answer.status_code == 400
-    assert "a login called 'mia' exists already" in answer.json()["detail"]
-    unknown = api_for(owner).post(
-        "/api/workspaces/acme/members/", {"username": "nobody-here"}, format="json"
-    )
-    assert unknown.status_code == 400
-    assert "there is no active login called 'nobody-here'" in unknown.json()["detail"]
+    assert answer.json()["detail"].startswith("username: 'mia' is taken; choose another")
+    assert answer.json()["code"] == "username_taken"
     bad_role = api_for(owner).post(
         "/api/workspaces/acme/members/", {"username": "mia", "role": "king"}, format="json"
     )
@@ -236,6 +251,12 @@ def test_the_members_page_costs_the_same_for_many_people(
     for index in range(10):
         make_token(owner, name=f"t{index}")
     client = admin_for(owner)
+    for index in range(10):
+        client.post(
+            f"/admin/pixie/workspace/{acme.pk}/members/",
+            {"action": "invite", "invite-email": f"i{index}@example.com", "invite-role": "member"},
+        )
+    assert acme.invitations.count() == 10
     with django_assert_max_num_queries(12):
         assert client.get(f"/admin/pixie/workspace/{acme.pk}/members/").status_code == 200
 

@@ -387,7 +387,13 @@ API_ROWS = {
     # The world's sender is already a contact: an owner is told so (400), nobody else
     # gets that far.
     "add-sender": [("post", {**API_OWNER, "owner": 400}, {"fingerprint": "0000"})],
-    "member-list": [("get", API_READ, None), ("post", API_OWNER, {"username": "stu"})],
+    # An owner makes a new login (an existing one is invited, never added).
+    "member-list": [("get", API_READ, None), ("post", API_OWNER, {"username": "newcomer"})],
+    "invitation-list": [
+        ("get", API_OWNER, None),
+        ("post", API_OWNER, {"email": "another@example.com", "role": "owner"}),
+    ],
+    "invitation-detail": [("delete", API_OWNER, None)],
     "member-detail": [("patch", API_OWNER, {"role": "owner"}), ("delete", API_OWNER, None)],
     "workspace-token-list": [("get", API_OWNER, None)],
     "workspace-token-detail": [("delete", API_OWNER, None)],
@@ -438,8 +444,14 @@ PROBE_ROWS = {
     # changes nothing.
     "password-set": [("get", PROBE), ("post", PROBE)],
     "password-set-done": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
+    # An invitation's link (the world's, waiting): anyone may read it; a POST that asks
+    # nothing changes nothing.
+    "invitation-accept": [("get", PROBE), ("post", PROBE)],
 }
-PROBE_ARGS = {"password-set": ["MQ", "not-a-token"]}
+PROBE_ARGS = {
+    "password-set": lambda world: ["MQ", "not-a-token"],
+    "invitation-accept": lambda world: [world.ids["invitation_secret"]],
+}
 
 
 def test_every_url_outside_admin_and_api_has_a_row():
@@ -456,7 +468,7 @@ def test_probes_answer_everyone_and_change_nothing(world):
                 client = Client()
                 if role != "anonymous":
                     client.force_login(world.users[role])
-                url = reverse(name, args=PROBE_ARGS.get(name))
+                url = reverse(name, args=PROBE_ARGS[name](world) if name in PROBE_ARGS else None)
                 status = getattr(client, method)(url).status_code
                 if status != expected[role]:
                     failures.append(f"{role} {method.upper()} {url}: {status}, expected "

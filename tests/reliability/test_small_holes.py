@@ -246,7 +246,7 @@ def is_paged_list(view_class) -> bool:
 
 
 # Lists only a workspace's owners read (the tokens that reach it).
-OWNERS_LISTS = {"workspace-token-list"}
+OWNERS_LISTS = {"workspace-token-list", "invitation-list"}
 
 
 @pytest.fixture

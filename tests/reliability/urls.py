@@ -76,6 +76,8 @@ def fill(route: str, name: str, world) -> str | None:
         values["pk"] = ids["turn"]
     if "/tokens/" in route:
         values["pk"] = ids["api_token"]
+    if "/invitations/" in route:
+        values["pk"] = ids["invitation"]
     if "/members/" in route:
         values["username"] = world.users["member"].username
     if "/messages/" in route:

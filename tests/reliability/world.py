@@ -15,6 +15,7 @@ from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
 from pixie.installer.plans import plan_create
+from pixie.invitations import invitation_make
 from pixie.models import AuditEntry, LoginLockout, Membership, Notification, Workspace
 from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
@@ -107,6 +108,8 @@ def build_world(demo_catalog, capture) -> World:
     api_token, _ = token_create(
         user=users["member"], actor=users["member"], name="Laptop", workspace=acme
     )
+    # An invitation waiting, whose link everyone may open (pixie.invitation_page).
+    invited = invitation_make(workspace=acme, actor=owner, email="new@example.com", role="member")
     # An account locked out of the login (the lockouts' pages read it).
     LoginLockout.objects.create(
         kind="account", username="someone", address="203.0.113.7", failures=5, seconds=900
@@ -128,6 +131,8 @@ def build_world(demo_catalog, capture) -> World:
         "turn": turn.pk,
         "plan": plan.pk,
         "api_token": api_token.pk,
+        "invitation": invited.invitation.pk,
+        "invitation_secret": invited.link.rstrip("/").rsplit("/", 1)[1],
         "skill": chase.pk,
         "local_skill": local.pk,
         "installation": Installation.objects.get(workspace=acme).pk,
