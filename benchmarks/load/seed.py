@@ -52,7 +52,10 @@ def seed(*, accounts: int, messages: int) -> dict:
     admin = User.objects.get(username="admin")
     with audited(actor=admin, comment="Load test: sender workspace"):
         sender = User.objects.create_user("load-sender")
-        news = Workspace.objects.create(slug="load-news", name="Load news")
+        # Listed in the directory, as the load workspaces are: each adds the other by slug.
+        news = Workspace.objects.create(
+            slug="load-news", name="Load news", listed_in_directory=True
+        )
         Membership.objects.create(workspace=news, user=sender, role=Membership.Role.OWNER)
 
     seeded = []
@@ -60,7 +63,9 @@ def seed(*, accounts: int, messages: int) -> dict:
         slug = f"load-{number}"
         with audited(actor=admin, comment=f"Load test: workspace {slug}"):
             owner = User.objects.create_user(slug)  # no password: the API token is its login
-            workspace = Workspace.objects.create(slug=slug, name=f"Load {number}")
+            workspace = Workspace.objects.create(
+                slug=slug, name=f"Load {number}", listed_in_directory=True
+            )
             Membership.objects.create(workspace=workspace, user=owner, role=Membership.Role.OWNER)
             Agent.objects.create(workspace=workspace, slug="worker", name="Worker")
             token = Token.objects.create(user=owner)

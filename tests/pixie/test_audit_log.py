@@ -379,7 +379,7 @@ def test_a_page_deep_in_the_log_reads_a_page_of_revisions_not_the_log_above_it(w
         )
         cursor.execute(
             "INSERT INTO pixie_auditentry (revision_id, scope, channel, object_count, chain, "
-            "sequence, digest) SELECT n, 'catalog', 'command', 0, 'bulk', n, '' "
+            "sequence, digest, form) SELECT n, 'catalog', 'command', 0, 'bulk', n, '', 2 "
             "FROM generate_series(%s, %s) n",
             span,
         )
