@@ -20,7 +20,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
-from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError
@@ -29,7 +28,7 @@ from django.utils import timezone
 
 from .audit import audited
 from .errors import StateError, ValidationFailed
-from .members import owner_added_notify
+from .members import owner_added_notify, username_problems
 from .models import Invitation, Membership, Workspace
 from .permissions import require_owner
 from .tokens import key_hash
@@ -171,16 +170,7 @@ def invitation_accept_new(*, secret: str, username: str, password: str) -> Membe
         raise InvitationNotValid()
     User = get_user_model()
     username = (username or "").strip()
-    problems = []
-    try:
-        UnicodeUsernameValidator()(username)
-        if not username or len(username) > 150:
-            raise ValidationError("empty")
-    except ValidationError:
-        problems.append(
-            "username: 1 to 150 letters, digits and @/./+/-/_ only"
-            + (f"; got {username[:40]!r}" if username else "")
-        )
+    problems = username_problems(username)
     candidate = User(username=username, email=invitation.email)
     try:
         password_validation.validate_password(password or "", candidate)

@@ -60,6 +60,15 @@ def request_id_from(header: str | None) -> str:
     return uuid.uuid4().hex
 
 
+# One-time secrets that travel in a path: an invitation's link and a password link's
+# token. The log keeps where the request went, never the secret.
+_SECRET_IN_PATH = re.compile(r"^(/accounts/(?:invitation|set-password/[^/]+))/[^/]+/")
+
+
+def loggable_path(path: str) -> str:
+    return _SECRET_IN_PATH.sub(r"\1/…/", path)
+
+
 class RequestIdMiddleware:
     """Give every request an id, log one line for it, and answer it in X-Request-ID."""
 
@@ -77,11 +86,11 @@ class RequestIdMiddleware:
             request_log.info(
                 "%s %s %s",
                 request.method,
-                request.path,
+                loggable_path(request.path),
                 response.status_code,
                 extra={
                     "method": request.method,
-                    "path": request.path,
+                    "path": loggable_path(request.path),
                     "status": response.status_code,
                     "duration_ms": round((time.monotonic() - started) * 1000, 1),
                 },

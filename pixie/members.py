@@ -49,6 +49,20 @@ def password_link(user, *, site_url: str = "") -> str:
     return f"{site_url or settings.PIXIE_SITE_URL}{path}"
 
 
+def username_problems(username: str) -> list[str]:
+    """What is wrong with a new login's username (Django's own rule), as problems."""
+    try:
+        UnicodeUsernameValidator()(username)
+        if not username or len(username) > 150:
+            raise ValidationError("empty")
+    except ValidationError:
+        return [
+            "username: 1 to 150 letters, digits and @/./+/-/_ only"
+            + (f"; got {username[:40]!r}" if username else "")
+        ]
+    return []
+
+
 def _role(role: str) -> str:
     if role not in ROLES:
         raise ValidationFailed(f"role: must be one of {', '.join(ROLES)}; got {role[:20]!r}")
@@ -75,16 +89,7 @@ def member_add(
     require_owner(user=actor, workspace=workspace)
     User = get_user_model()
     username = (username or "").strip()
-    problems = []
-    try:
-        UnicodeUsernameValidator()(username)
-        if not username or len(username) > 150:
-            raise ValidationError("empty")
-    except ValidationError:
-        problems.append(
-            "username: 1 to 150 letters, digits and @/./+/-/_ only"
-            + (f"; got {username[:40]!r}" if username else "")
-        )
+    problems = username_problems(username)
     try:
         _role(role)
     except ValidationFailed as exc:

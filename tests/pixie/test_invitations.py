@@ -192,3 +192,29 @@ def test_guessing_links_is_paused_by_address(acme, owner):
     paused = guesser.get(link)  # even the right link waits now
     assert paused.status_code == 429 and b"Too many invitation links" in paused.content
     assert Client(REMOTE_ADDR="203.0.113.10").get(link).status_code == 200
+
+
+def test_the_request_log_keeps_no_invitation_secret(acme, owner, caplog):
+    link = invite(owner)
+    secret = link.rstrip("/").rsplit("/", 1)[1]
+    caplog.clear()
+    with caplog.at_level("INFO", logger="pixie.request"):
+        assert Client().get(link).status_code == 200
+    lines = [record.getMessage() for record in caplog.records if record.name == "pixie.request"]
+    assert lines == ["GET /accounts/invitation/…/ 200"]
+    assert not [record for record in caplog.records
+                if secret in record.getMessage() or secret in getattr(record, "path", "")]
+
+
+def test_the_invitations_list_costs_the_same_for_many(
+    acme, owner, django_assert_max_num_queries
+):
+    later = timezone.now() + timedelta(days=1)
+    Invitation.objects.bulk_create(
+        Invitation(workspace=acme, email=f"p{index}@example.com", key_hash=f"{index:064x}",
+                   expires_at=later, invited_by=owner)
+        for index in range(60)
+    )  # fmt: skip
+    with django_assert_max_num_queries(6):
+        listed = api_for(owner).get("/api/workspaces/acme/invitations/")
+    assert listed.json()["count"] == 60
