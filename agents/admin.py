@@ -3,7 +3,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.admin import WorkspaceSkillAdmin
-from pixie.admin_scoping import (
+from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
     ServiceManagedAdmin,

@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import CatalogReview, WorkspaceSkill
-from pixie.admin_pages import WorkspacePages
-from pixie.errors import PixieError, ValidationFailed
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.web.pages import WorkspacePages
 
 from . import selectors, services
 from .models import Agent, AgentSkill

@@ -7,8 +7,8 @@ from rest_framework.views import APIView
 
 from catalog.content_diff import line_diff
 from catalog.models import WorkspaceSkill
-from pixie.api import InWorkspace, StrictSerializer
-from pixie.api_schema import QueryParametersSchema
+from pixie.core.web.api import InWorkspace, StrictSerializer
+from pixie.core.web.schema import QueryParametersSchema
 
 from . import selectors, services
 from .models import Agent, AgentSkill, Turn

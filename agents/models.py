@@ -5,8 +5,8 @@ from django.conf import settings
 from django.db import models
 
 from catalog.validators import NAME_MAX
-from pixie.names import validate_name
-from pixie.namespace_fields import SlugField
+from pixie.core.names import validate_name
+from pixie.core.namespace.fields import SlugField
 
 
 @reversion.register()
@@ -33,7 +33,7 @@ class Agent(models.Model):
 class AgentSkill(models.Model):
     """One skill given to one agent: ordered, pinned or following the latest, switchable."""
 
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "agent__workspace"
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="agent_skills")
@@ -73,7 +73,7 @@ class AgentSkill(models.Model):
 class AgentSkillOverride(models.Model):
     """One immutable revision of an agent's own body for an attached skill."""
 
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "agent_skill__agent__workspace"
 
     agent_skill = models.ForeignKey(
@@ -99,7 +99,7 @@ class AgentSkillOverride(models.Model):
 
 
 class Turn(models.Model):
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "agent__workspace"
 
     class Outcome(models.TextChoices):
@@ -123,7 +123,7 @@ class Turn(models.Model):
 class TurnSkill(models.Model):
     """The exact revision a turn used; it keeps that revision alive forever."""
 
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "turn__agent__workspace"
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="turn_skills")

@@ -31,11 +31,11 @@ from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
 from catalog.validators import NAME_MAX, is_semver
 from egress.models import EgressRule
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.names import name_problem
-from pixie.namespace import is_slug
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.names import name_problem
+from pixie.core.namespace.engine import is_slug
+from pixie.core.people.permissions import require_owner
 
 from .models import AgentSkill
 

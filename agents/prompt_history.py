@@ -17,7 +17,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from reversion.models import Version
 
 from catalog.diff_display import side_by_side
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
 
 from .models import Agent, Turn, TurnSkill
 

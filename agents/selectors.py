@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from catalog.models import RevisionFile, SkillRevision, Tool
-from pixie.namespace import parse_mentions
+from pixie.core.namespace.engine import parse_mentions
 
 from .models import AgentSkill, TurnSkill
 

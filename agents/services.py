@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from catalog.models import SkillRevision, WorkspaceSkill
 from catalog.validators import body_too_large
-from pixie.audit import audited
-from pixie.errors import StateError, ValidationFailed
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.people.permissions import require_owner
 
 from .models import Agent, AgentSkill, AgentSkillOverride, Turn, TurnSkill
 

@@ -15,7 +15,7 @@ from catalog.models import (
     WorkspaceSkill,
 )
 from catalog.services import bundle_version_publish
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 
 
 def _reserve(cursor, model, count: int) -> int:

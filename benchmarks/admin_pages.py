@@ -27,8 +27,8 @@ from django.urls import reverse  # noqa: E402
 from agents.models import Agent  # noqa: E402
 from benchmarks.bench_data import SeedSizes, seed  # noqa: E402
 from catalog.models import BundleVersion  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
 
 RUNS = 7
 

@@ -5,7 +5,7 @@
 
 Seeds a throwaway test database with ROWS revisions (default 1,000,000) spread over a
 year, 100 workspaces and the catalog, 20 people and every path, each with one recorded
-object, chained as Pixie chains them (pixie.audit_chain computes every digest), plus one
+object, chained as Pixie chains them (pixie.core.audit.chain computes every digest), plus one
 change that recorded 5,000 objects. Rows go in with COPY: the point is reading them.
 
 Then, as an auditor with Django's test client: the admin's audit log (first page, a
@@ -37,7 +37,7 @@ from django.contrib.contenttypes.models import ContentType  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from catalog.models import WorkspaceSkill  # noqa: E402
-from pixie.audit_chain import (  # noqa: E402
+from pixie.core.audit.chain import (  # noqa: E402
     FORM,
     anchor_text,
     chain_key,
@@ -46,15 +46,15 @@ from pixie.audit_chain import (  # noqa: E402
     head_text,
     seal,
 )
-from pixie.audit_log import (  # noqa: E402
+from pixie.core.audit.log import (  # noqa: E402
     LISTED_OBJECTS,
     SHOWN_OBJECTS,
     AuditQuery,
     audit_entries,
     audit_page,
 )
-from pixie.models import Workspace  # noqa: E402
-from pixie.permissions import AUDITORS_GROUP  # noqa: E402
+from pixie.core.models import Workspace  # noqa: E402
+from pixie.core.people.permissions import AUDITORS_GROUP  # noqa: E402
 
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 WORKSPACES, PEOPLE, BIG = 100, 20, 5_000
@@ -242,7 +242,7 @@ def bare_keyset_select(first: int) -> float:
 
 
 def page_read(first: int) -> float:
-    """Median milliseconds of Pixie's own read of the first page (pixie.audit_log, as the
+    """Median milliseconds of Pixie's own read of the first page (pixie.core.audit.log, as the
     admin's page and the API read it), objects included, after one warm-up."""
 
     def read():
@@ -323,7 +323,7 @@ def main() -> list[str]:
         f"| A bare keyset SELECT of the first page's rows ({SHOWN_OBJECTS} objects each) "
         f"| 2 | {bare:,.1f} ms |",
         f"| The same for the API's page ({LISTED_OBJECTS} objects each) | 2 | {bare_api:,.1f} ms |",
-        f"| The first page's read, as Pixie reads it (`pixie.audit_log.audit_page`) | 2 | "
+        f"| The first page's read, as Pixie reads it (`pixie.core.audit.log.audit_page`) | 2 | "
         f"{read:,.1f} ms |",
         f"| The admin's page showing no row (`before=1`): its fixed cost | — | "
         f"{empty_page:,.1f} ms |",

@@ -56,10 +56,10 @@ from catalog.models import (
 from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
 from catalog.tools import BUILTIN_TOOLS
-from pixie.errors import ValidationFailed
-from pixie.keys import b64, unwrap_private
-from pixie.models import Membership, Workspace
-from pixie.namespace import is_slug
+from pixie.core.errors import ValidationFailed
+from pixie.core.keys import b64, unwrap_private
+from pixie.core.models import Membership, Workspace
+from pixie.core.namespace.engine import is_slug
 
 PREFIX_MAX = 20
 

@@ -30,17 +30,17 @@ from django.urls import reverse  # noqa: E402
 from agents.models import Agent, AgentSkill  # noqa: E402
 from benchmarks.bench_data import SeedSizes, seed  # noqa: E402
 from catalog.models import BundleVersion, Plan, WorkspaceSkill  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.plan_apply import plan_apply  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
 from pixie.installer.repoint import repoint_create  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
 
 TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
 SEQ_SCAN_FINE = 1000  # rows; below this a sequential scan is the right plan
 SHOWN_FAST = 0.5  # ms; faster index-only queries are summarised, not listed
 PROJECT_DIRS = ("catalog/", "agents/", "pixie/", "egress/")
 # Middleware, the seed itself, and the runner of prepared queries (its caller is named).
-NOT_CALLERS = {"pixie/logs.py", "benchmarks/bench_data.py", "pixie/prepared.py"}
+NOT_CALLERS = {"pixie/core/logs.py", "benchmarks/bench_data.py", "pixie/core/db/prepared.py"}
 
 
 # What these plans showed when the script was written, and what was done about it.

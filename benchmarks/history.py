@@ -28,7 +28,7 @@ from catalog.bundle_history import bundle_compare  # noqa: E402
 from catalog.models import SkillRevision, WorkspaceSkill  # noqa: E402
 from catalog.services.bundle_load import bundle_load  # noqa: E402
 from catalog.skill_history import revision_compare  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 
 SKILLS, CHANGED, REVISIONS, RUNS = 50, 25, 1000, 7
 LINE = "Check the ledger before writing to the customer, and say which invoice you mean.\n"

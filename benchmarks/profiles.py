@@ -36,9 +36,9 @@ from rest_framework.views import APIView  # noqa: E402
 import catalog.api.views as catalog_views  # noqa: E402  (rendered_once, as the views call it)
 import pixie.installer.plan_apply as plan_apply_module  # noqa: E402
 from catalog.models import Plan  # noqa: E402
+from pixie.core.db.prepared import PreparedQuery  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
-from pixie.prepared import PreparedQuery  # noqa: E402
 
 RUNS = 21
 spent: dict[str, float] = defaultdict(float)

@@ -26,9 +26,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from agents.models import AgentSkill  # noqa: E402
 from benchmarks.fleet import make_fleet  # noqa: E402
 from catalog.models import Plan  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.repoint import CHUNK, repoint_create  # noqa: E402
 from pixie.installer.run import plan_run  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
 
 ROUNDS = 2  # each figure the best of this many, the two timed alternately
 RAW_UPDATE = """

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _setup import django_with_test_database, record  # noqa: E402
 
-from pixie.namespace import (  # noqa: E402
+from pixie.core.namespace.engine import (  # noqa: E402
     _MENTION_RE,
     _mention_of,
     apply_rename,
@@ -31,7 +31,7 @@ from pixie.namespace import (  # noqa: E402
     mention_set,
     parse_mentions,
 )
-from pixie.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, decode, encode, merge  # noqa: E402
+from pixie.core.skillshare import MAX_ITEMS, MAX_WIRE_BYTES, Item, decode, encode, merge  # noqa: E402
 
 LOCAL_SKILLS = 10_000
 SIZES = (1_000, 10_000, 100_000)  # local skills for merge, bodies for the cascade
@@ -286,7 +286,7 @@ def _real_import(connection) -> None:
 
     from catalog.models import SkillRevision, WorkspaceSkill
     from catalog.services.workspace_skills import skill_create
-    from pixie.models import Membership, Workspace
+    from pixie.core.models import Membership, Workspace
     from pixie.sharing import services as sharing
     from pixie.sharing.models import Message
 

@@ -26,9 +26,9 @@ from django.db import transaction  # noqa: E402
 from catalog.bundle_files import read_bundle_folder  # noqa: E402
 from catalog.models import Plan  # noqa: E402
 from catalog.services.bundle_load import bundle_load  # noqa: E402
+from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.plan_apply import plan_apply  # noqa: E402
 from pixie.installer.plans import plan_approve, plan_create  # noqa: E402
-from pixie.models import Membership, Workspace  # noqa: E402
 
 # Each load is timed next to its own reference and the ratio is the median of the runs'
 # ratios: on a shared machine, a burst of other work moves a pair together more than it

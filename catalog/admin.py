@@ -7,18 +7,18 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pixie.admin_history import ReadOnlyHistoryAdmin
-from pixie.admin_pages import report
-from pixie.admin_scoping import (
+from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
+from pixie.core.errors import PixieError
+from pixie.core.people.permissions import is_operator
+from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
     ServiceManagedAdmin,
     SharedChoicesInline,
     person,
 )
-from pixie.errors import PixieError
-from pixie.permissions import is_operator
-from pixie.whole_numbers import whole_number
+from pixie.core.web.pages import report
+from pixie.core.web.whole_numbers import whole_number
 
 from .admin_bundle_compare import BundleComparePages
 from .admin_bundle_upload import BundleUploadPages

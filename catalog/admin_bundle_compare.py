@@ -9,8 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from pixie.admin_pages import AdminPages
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
+from pixie.core.web.pages import AdminPages
 
 from .bundle_history import bundle_compare
 from .diff_display import file_views, side_by_side

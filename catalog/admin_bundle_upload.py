@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 
-from pixie.admin_pages import AdminPages
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.web.pages import AdminPages
 
 from .services.bundle_upload import (
     STALE,

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from pixie.admin_pages import AdminPages
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.web.pages import AdminPages
 
 from .admin_review import operators_only
 from .services.signing import publisher_key_rotate

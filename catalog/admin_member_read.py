@@ -12,8 +12,8 @@ name only what they may see.
 from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
-from pixie.admin_scoping import member_workspace_ids
-from pixie.permissions import is_auditor, is_operator
+from pixie.core.people.permissions import is_auditor, is_operator
+from pixie.core.web.admin_scoping import member_workspace_ids
 
 from .models import BundleSkill
 from .selectors import visible_versions

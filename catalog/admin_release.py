@@ -13,8 +13,8 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
-from pixie.admin_pages import report
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.web.pages import report
 
 from .models import Status
 from .services import bundle_version_publish, bundle_version_yank

@@ -1,6 +1,6 @@
 """The operator's review queue: bundle versions awaiting approval for the catalog.
 
-Pages of BundleVersionAdmin and PublisherAdmin (pixie.admin_pages.AdminPages): the
+Pages of BundleVersionAdmin and PublisherAdmin (pixie.core.web.pages.AdminPages): the
 object from get_object_or_404(self.get_queryset(request), ...), one role rule
 (is_operator) deciding, and a refusal reported as the admin reports one (the
 permission page for a user who is not an operator, a message for a service's no).
@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from pixie.admin_pages import AdminPages
-from pixie.errors import PixieError
-from pixie.permissions import is_operator
+from pixie.core.errors import PixieError
+from pixie.core.people.permissions import is_operator
+from pixie.core.web.pages import AdminPages
 
 from .services.catalog_review import (
     catalog_review_approve,

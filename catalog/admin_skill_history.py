@@ -2,7 +2,7 @@
 
 Mixed into WorkspaceSkillAdmin. Whoever may open the skill (its workspace's members;
 auditors and superusers) may read its history, and so may operators, who read every
-workspace's history but not its other pages (pixie.permissions.reads_every_history);
+workspace's history but not its other pages (pixie.core.people.permissions.reads_every_history);
 anyone else meets a 404. The one write is an owner's restore, through skill_restore.
 """
 
@@ -10,9 +10,9 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
 
-from pixie.admin_pages import WorkspacePages
-from pixie.errors import PixieError, ValidationFailed
-from pixie.permissions import reads_every_history, require_owner
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.people.permissions import reads_every_history, require_owner
+from pixie.core.web.pages import WorkspacePages
 
 from .content_diff import frontmatter_text
 from .diff_display import file_views, side_by_side

@@ -50,9 +50,9 @@ from catalog.validators import (
     is_host,
     is_semver,
 )
-from pixie.errors import ValidationFailed
-from pixie.names import name_problem
-from pixie.namespace import is_slug
+from pixie.core.errors import ValidationFailed
+from pixie.core.names import name_problem
+from pixie.core.namespace.engine import is_slug
 
 MANIFEST_KEYS = {
     "slug", "name", "version", "description", "notes", "publisher", "skills", "hosts",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import prefetch_related_objects
 
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
 
 from .content_diff import DiffBudget, FileInfo, file_texts_needed, files_diff, frontmatter_text
 from .models import Bundle, BundleCredential, BundleHost, BundleSkill, BundleVersion

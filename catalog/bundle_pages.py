@@ -1,6 +1,6 @@
 """The catalog API's list of bundles, a page at a time, read on every visit of the catalog:
 the page's bundles with their publishers, their visible versions and the count of all
-bundles, in one query compiled once a process (pixie.prepared).
+bundles, in one query compiled once a process (pixie.core.db.prepared).
 
 It reads what selectors.bundle_list's queryset reads, and the rows come back the same
 (tests/catalog/test_bundle_pages.py holds the two equal for every kind of viewer).
@@ -26,11 +26,11 @@ from django.db.models import Exists, F, Func, IntegerField, OuterRef, Q, QuerySe
 from django.db.models.lookups import Exact, In
 from rest_framework.authtoken.models import Token
 
-from pixie.models import ApiToken, Membership
-from pixie.permissions import any_membership_q, auditor_q, operator_q
-from pixie.prepared import PreparedQuery, Slot
-from pixie.row_digest import RowsDigest
-from pixie.tokens import token_query_with
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.db.row_digest import RowsDigest
+from pixie.core.models import ApiToken, Membership
+from pixie.core.people.permissions import any_membership_q, auditor_q, operator_q
+from pixie.core.people.tokens import token_query_with
 
 from .models import Bundle, BundleVersion, Publisher
 from .selectors import (
@@ -56,7 +56,8 @@ def _has_version(*conditions) -> Exists:
 def _bundles_seen_by(user, limited_to: int | None) -> Q:
     """visible_versions' rule, for the bundles: the bundle has a version the user may see.
 
-    The same conditions (selectors.IN_CATALOG, pixie.permissions' roles and memberships),
+    The same conditions (selectors.IN_CATALOG, pixie.core.people.permissions' roles and
+    memberships),
     with the publishing workspace read from the bundle being asked about rather than by
     joining each version to its bundle and publisher: so the question is one lookup of
     (bundle_id, catalog_review, status) in an index (migration 0016), and one EXISTS the
@@ -112,7 +113,7 @@ def _count(user, limited_to: int | None) -> Subquery:
 
 
 def _digested(versions: QuerySet, user, limited_to: int | None) -> QuerySet[BundleVersion]:
-    """_page's rows, each with the digest of them all but the count (pixie.row_digest;
+    """_page's rows, each with the digest of them all but the count (pixie.core.db.row_digest;
     PostgreSQL), read in the same statement: with the count, the page's ETag, equal to
     the one PAGE_DIGEST_WITH_TOKEN reads for the same viewer. PostgreSQL reads the page's
     rows twice, the count once: a page answered from its ETag alone (a 304, or an answer
@@ -180,7 +181,7 @@ def _page_digest(owner, workspace) -> dict:
     }
 
 
-# For each kind of token (pixie.tokens.read_with_token): the token, and the digest and
+# For each kind of token (pixie.core.people.tokens.read_with_token): the token, and the digest and
 # count of the page its owner sees (by the rule of the workspace the token is limited to,
 # if it is), in one statement, so a conditional request for the list (a 304, or an
 # answer rendered before) costs one round trip. selectors.read_by_token_rule says when
@@ -241,7 +242,7 @@ class BundlePage(Sequence):
 
 @dataclass(frozen=True)
 class BundlePages:
-    """bundle_list for pixie.pagination.CountInPagePaginator: each row a Bundle with its
+    """bundle_list for pixie.core.web.pagination.CountInPagePaginator: each row a Bundle with its
     publisher, ``_count_in_page`` and ``visible_versions`` (limited_to: the workspace the
     request is limited to, or None; see visible_versions)."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from pixie.namespace import parse_mentions
+from pixie.core.namespace.engine import parse_mentions
 
 ROW = 30  # a row per skill keeps 50 skills at 1,500 px: scroll, but every label legible
 BOX_H = 22

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import nacl.exceptions
 from nacl.signing import SigningKey, VerifyKey
 
-from pixie.b64 import bytes_from_b64
+from pixie.core.b64 import bytes_from_b64
 
 MANIFEST_FORMAT = "pixie-bundle-manifest/1"
 SIGNATURE_FORMAT = "pixie-bundle-signature/1"

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable
 
-from pixie.namespace import parse_mentions
+from pixie.core.namespace.engine import parse_mentions
 
 
 def unresolved_by_skill(

@@ -3,14 +3,14 @@
 Operators publish and review the catalog, so their group holds the catalog's model
 permissions (and may look at the tool registry). Auditors read and change nothing, so
 theirs holds only the permissions to view the same models; every workspace's data they
-read through the workspace admin's scoping (pixie.permissions.sees_every_workspace).
+read through the workspace admin's scoping (pixie.core.people.permissions.sees_every_workspace).
 Both are kept in step after every migrate, so a fresh install has them and a new catalog
 model joins them.
 """
 
 from django.contrib.auth.models import Group, Permission
 
-from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
+from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 
 CATALOG_MODELS = [
     "publisher", "skillpackage", "skillversion", "bundle", "bundleversion",

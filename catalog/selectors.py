@@ -20,8 +20,10 @@ from django.db.models import (
 from django.http import Http404
 from rest_framework.authtoken.models import Token
 
-from pixie.models import ApiToken, Membership
-from pixie.permissions import (
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.db.row_digest import RowsDigest
+from pixie.core.models import ApiToken, Membership
+from pixie.core.people.permissions import (
     AUDITORS_GROUP,
     OPERATORS_GROUP,
     any_membership_q,
@@ -29,9 +31,7 @@ from pixie.permissions import (
     member_q,
     operator_q,
 )
-from pixie.prepared import PreparedQuery, Slot
-from pixie.row_digest import RowsDigest
-from pixie.tokens import token_query_with
+from pixie.core.people.tokens import token_query_with
 
 from .models import (
     Bundle,
@@ -62,7 +62,7 @@ def visible_versions(user, *, limited_to: int | None = None) -> QuerySet[BundleV
     the roles are conditions inside it, not reads of their own.
 
     limited_to: the id of the one workspace the request may act in (an API token limited
-    to it, pixie.permissions.token_workspace_id). The user then sees what a plain member
+    to it, pixie.core.people.permissions.token_workspace_id). The user then sees what a plain member
     of that workspace sees, provided they are one: the catalog and what it published.
     Their other memberships and their roles (operator, auditor, superuser) count for
     nothing.
@@ -126,7 +126,7 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
 
 
 # Building and compiling the union costs more than running it: compiled once
-# (pixie.prepared), for the whole of a user's facts and for those of one workspace.
+# (pixie.core.db.prepared), for the whole of a user's facts and for those of one workspace.
 _FACTS = PreparedQuery(_facts, Slot("user_id", -7_000_000_001))
 _FACTS_WITHIN = PreparedQuery(
     _facts, Slot("user_id", -7_000_000_001), Slot("limited_to", -7_000_000_002)
@@ -252,7 +252,7 @@ def _version_by_slug(
         .order_by()
     )
     if digested:
-        # The row's digest, for the ETag of a published version's answer (pixie.row_digest):
+        # The row's digest, for the ETag of a published version's answer (pixie.core.db.row_digest):
         # equal to the one VERSION_DIGEST_WITH_TOKEN reads for the same viewer.
         found = found.annotate(digest=RowsDigest(found[:1]))
     return found[:1]
@@ -266,7 +266,7 @@ _VERSION = Slot("version", "\x00version\x00")
 
 def _version_heads(digested: bool) -> dict[str, PreparedQuery]:
     """A version by its address, with visible_versions' rule inside the same query: read on
-    every catalog API request for a version, so compiled once (pixie.prepared). By who is
+    every catalog API request for a version, so compiled once (pixie.core.db.prepared). By who is
     looking: a login, a request limited to one workspace (visible_versions' limited_to),
     a superuser."""
     return {
@@ -328,7 +328,8 @@ def by_token_rule(workspace, digest_under):
     )
 
 
-# For each kind of token (pixie.tokens.read_with_token): the token, and the digest of the
+# For each kind of token (pixie.core.people.tokens.read_with_token): the token, and the digest of
+# the
 # published version its owner sees (NULL for a draft or none), in one statement: a
 # conditional request for a version costs one round trip.
 VERSION_DIGEST_WITH_TOKEN = {
@@ -349,7 +350,7 @@ def read_by_token_rule(user, limited_to: int | None) -> bool:
 @dataclass(frozen=True)
 class StandIn:
     """A plain, active login whose id is a stand-in: what visible_versions reads of one,
-    for building a prepared query (pixie.prepared) with the id as a slot."""
+    for building a prepared query (pixie.core.db.prepared) with the id as a slot."""
 
     pk: int
     is_authenticated: bool = True

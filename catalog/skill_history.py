@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
-from pixie.errors import ValidationFailed
-from pixie.whole_numbers import whole_number
+from pixie.core.errors import ValidationFailed
+from pixie.core.web.whole_numbers import whole_number
 
 from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text, line_diff
 from .models import RevisionFile, SkillRevision, WorkspaceSkill

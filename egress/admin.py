@@ -1,12 +1,12 @@
 from django.contrib import admin, messages
 
-from pixie.admin_scoping import (
+from pixie.core.errors import PixieError
+from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     WorkspaceScopedAdmin,
     owned_workspace_ids,
     person,
 )
-from pixie.errors import PixieError
 
 from .models import CredentialRequirement, EgressRule
 from .services import credential_confirm

@@ -5,7 +5,7 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pixie.api import InWorkspace
+from pixie.core.web.api import InWorkspace
 
 from .models import CredentialRequirement, EgressRule
 from .serializers import CredentialSerializer, EgressRuleSerializer

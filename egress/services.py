@@ -2,9 +2,9 @@
 
 from django.utils import timezone
 
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.people.permissions import require_owner
 
 from .models import CredentialRequirement
 

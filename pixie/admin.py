@@ -10,14 +10,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.models import Plan
-
-from . import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
-from .admin_members import MembershipFormSet, MembersPages
-from .admin_notifications import NotificationPages
-from .admin_pages import AdminPages, WorkspacePages
-from .admin_policy import PolicyPages
-from .admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin
-from .audit_log import (
+from pixie import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
+from pixie.admin_policy import PolicyPages
+from pixie.core.audit.log import (
     CATALOG,
     FILTERS,
     SHOWN_OBJECTS,
@@ -29,14 +24,25 @@ from .audit_log import (
     audit_query,
     object_types,
 )
-from .audit_rows import rows_html
-from .dashboard import viewer_notifications, workspace_dashboard
-from .errors import PixieError, ValidationFailed
-from .installer.plans import plan_create, version_to_plan
-from .login_throttle import ThrottledLoginForm
-from .models import AuditChain, AuditCheck, AuditEntry, LoginLockout, Membership, Workspace
-from .permissions import reads_audit_log
-from .whole_numbers import whole_number
+from pixie.core.audit.rows import rows_html
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.models import (
+    AuditChain,
+    AuditCheck,
+    AuditEntry,
+    LoginLockout,
+    Membership,
+    Workspace,
+)
+from pixie.core.notifications.admin import NotificationPages
+from pixie.core.people.admin import MembershipFormSet, MembersPages
+from pixie.core.people.permissions import reads_audit_log
+from pixie.core.web.admin_scoping import SharedChoicesInline, WorkspaceScopedAdmin
+from pixie.core.web.pages import AdminPages, WorkspacePages
+from pixie.core.web.whole_numbers import whole_number
+from pixie.dashboard import viewer_notifications, workspace_dashboard
+from pixie.installer.plans import plan_create, version_to_plan
+from pixie.login_throttle import ThrottledLoginForm
 
 
 class MembershipInline(SharedChoicesInline):
@@ -150,9 +156,9 @@ class LoginLockoutAdmin(admin.ModelAdmin):
 class AuditLogAdmin(AdminPages, admin.ModelAdmin):
     """The audit log: every recorded change across the catalog and all workspaces, newest
     first, for auditors and operators (and superusers). Its list is a page of its own
-    (pixie.audit_log reads it): filters, pages by position rather than by offset, and
+    (pixie.core.audit.log reads it): filters, pages by position rather than by offset, and
     exports of the filtered rows. It only reads: an entry is written with its revision
-    (pixie.audit) and never edited."""
+    (pixie.core.audit.records) and never edited."""
 
     def get_urls(self):
         return [

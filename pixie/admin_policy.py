@@ -9,8 +9,9 @@ from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 
-from .errors import PixieError
-from .installer.policy import (
+from pixie.core.errors import PixieError
+from pixie.core.models import PolicyLevel
+from pixie.installer.policy import (
     DAYS_RANGE,
     EXPIRY,
     FINDINGS,
@@ -20,7 +21,6 @@ from .installer.policy import (
     policy_settings,
     policy_update,
 )
-from .models import PolicyLevel
 
 
 class PolicyForm(forms.Form):

@@ -1,5 +1,5 @@
 """The admin's user pages, with offboarding's rule: a login that is the last owner of a
-workspace is not deactivated (pixie.offboarding says why); deactivating any other
+workspace is not deactivated (pixie.installer.offboarding says why); deactivating any other
 revokes its tokens and memberships (the post_save signal)."""
 
 from django.contrib import admin
@@ -8,7 +8,7 @@ from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserChangeForm
 from django.core.exceptions import ValidationError
 
-from .offboarding import last_owned
+from pixie.installer.offboarding import last_owned
 
 
 class PixieUserChangeForm(UserChangeForm):

@@ -1,49 +1,14 @@
-import sqlite3
-
 from django.apps import AppConfig
-from django.db.backends.signals import connection_created
 
 
-class PixieConfig(AppConfig):
+class SiteConfig(AppConfig):
+    """The wiring at pixie/'s root: settings, URLs, the admin site, the management
+    commands, template tags and static files. No models; the kernel is pixie.core
+    (label ``pixie``), so this app's label is ``pixie_site``."""
+
     name = "pixie"
-    verbose_name = "Workspaces"
-    default_auto_field = "django.db.models.BigAutoField"
+    label = "pixie_site"
+    verbose_name = "Pixie"
 
     def ready(self):
-        from reversion.signals import post_revision_commit
-
-        from . import checks  # noqa: F401  (registers pixie.W001 and pixie.W002)
-        from .audit import record_entry
-
-        post_revision_commit.connect(record_entry, dispatch_uid="pixie-audit-entry")
-
-        import reversion
-        from reversion import revisions
-
-        from .audit import save_revision
-
-        if reversion.VERSION[0] == 6:  # the version save_revision follows
-            revisions._save_revision = save_revision
-
-        from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save
-
-        from .offboarding import user_deactivated
-
-        post_save.connect(
-            user_deactivated, sender=get_user_model(), dispatch_uid="pixie-offboarding"
-        )
-
-        connection_created.connect(sqlite_real_parameter_limit, dispatch_uid="pixie-sqlite-limit")
-
-
-def sqlite_real_parameter_limit(sender, connection, **kwargs):
-    """Django 5.2 assumes SQLite takes at most 999 parameters a statement and splits
-    bulk inserts (ours and django-reversion's) into batches of that size, so an apply
-    on SQLite ran more statements the bigger the bundle, where PostgreSQL runs one.
-    Use the limit this SQLite was built with (250000 on Debian; 32766 by default
-    since 3.32), as Django 6.0 does (ticket #36143)."""
-    if connection.vendor == "sqlite":
-        connection.features.max_query_params = connection.connection.getlimit(
-            sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER
-        )
+        from pixie import checks  # noqa: F401  (registers pixie.W001 and pixie.W002)

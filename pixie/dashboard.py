@@ -9,8 +9,8 @@ from catalog.models import Bundle, Installation, Plan, SkillRevision, Status
 from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
+from pixie.core.notifications.service import notifications_shown
 from pixie.installer.repoint import pins_behind
-from pixie.notifications import notifications_shown
 
 
 def workspace_dashboard(*, workspace) -> dict:

@@ -3,7 +3,7 @@
 With LOG_FORMAT=json, gunicorn's lines (start, workers booting, signals) are JSON
 like Django's and Celery's. Its loggers do not propagate, because each worker's
 Django setup puts its own handler on the root logger; its access log stays off,
-since pixie.logs.RequestIdMiddleware logs every request with its id.
+since pixie.core.logs.RequestIdMiddleware logs every request with its id.
 """
 
 import os
@@ -18,5 +18,5 @@ if os.environ.get("LOG_FORMAT") == "json":
             "gunicorn.error": {"level": "INFO", "handlers": ["error_console"], "propagate": False},
             "gunicorn.access": {"level": "WARNING", "handlers": [], "propagate": False},
         },
-        "formatters": {"generic": {"()": "pixie.logs.JsonFormatter"}},
+        "formatters": {"generic": {"()": "pixie.core.logs.JsonFormatter"}},
     }

@@ -10,7 +10,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from .models import Membership
+from pixie.core.models import Membership
 
 
 def home_url(user) -> str:

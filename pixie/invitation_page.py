@@ -1,4 +1,4 @@
-"""The page an invitation link opens (pixie.invitations): join with the login you are
+"""The page an invitation link opens (pixie.core.people.invitations): join with the login you are
 signed in with, or make one of your own. Reached without signing in, so links that are
 not valid are counted by address and refused past PIXIE_INVITATION_MISSES_PER_ADDRESS.
 """
@@ -18,9 +18,14 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django_ratelimit.core import get_usage
 
-from .errors import PixieError, ValidationFailed
-from .invitations import NOT_VALID, invitation_accept, invitation_accept_new, invitation_by_secret
-from .sharing.guard import client_address
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.people.invitations import (
+    NOT_VALID,
+    invitation_accept,
+    invitation_accept_new,
+    invitation_by_secret,
+)
+from pixie.sharing.guard import client_address
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 from django_ratelimit.core import get_usage
 
-from .audit import audited
-from .models import LoginLockout
-from .sharing.guard import client_address
+from pixie.core.audit.records import audited
+from pixie.core.models import LoginLockout
+from pixie.sharing.guard import client_address
 
 log = logging.getLogger(__name__)
 

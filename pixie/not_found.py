@@ -33,7 +33,8 @@ class NotFoundPages:
 
 def _not_found(request, exception):
     # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here:
-    # pixie.api loads DRF, whose settings name pixie.api (a middleware loads first).
-    from .api import not_found
+    # pixie.core.web.api loads DRF, whose settings name pixie.core.web.api (a middleware loads
+    # first).
+    from pixie.core.web.api import not_found
 
     return not_found(request, exception)

@@ -51,7 +51,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served with Pixie's own
     "reversion",
-    "pixie",
+    "pixie.core",  # the kernel, label "pixie"
+    "pixie",  # the wiring: commands, template tags, static files
     "catalog",
     "agents",
     "egress",
@@ -60,7 +61,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "pixie.logs.RequestIdMiddleware",
+    "pixie.core.logs.RequestIdMiddleware",
     # Before anything reads a body: one past its ceiling is refused unread.
     "pixie.request_limits.RequestBodyLimit",
     "django.middleware.security.SecurityMiddleware",
@@ -108,7 +109,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The same backend, whose check of a kept connection asks the socket before the server.
     DATABASES["default"]["ENGINE"] = "pixie.postgresql"
     # Which statements PostgreSQL prepares (plans once a connection, not per request):
-    # "reads", the catalog API's hot reads (pixie.prepared, few values each; psycopg
+    # "reads", the catalog API's hot reads (pixie.core.db.prepared, few values each; psycopg
     # prepares one a connection has run 5 times); "all", every statement, which then
     # carries at most 65,535 values (Django sends some bulk work, deleting a large fleet
     # or a big bulk_create, as one statement); "off", none, for a pooler in transaction
@@ -228,26 +229,27 @@ CELERY_ACCEPT_CONTENT = ["json"]
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Tokens first so a refused request answers 401 with WWW-Authenticate: a person's
-        # own (pixie.tokens), then DRF's older one-per-login tokens.
-        "pixie.tokens.ApiTokenAuthentication",
-        "pixie.tokens.LoginTokenAuthentication",
+        # own (pixie.core.people.tokens), then DRF's older one-per-login tokens.
+        "pixie.core.people.tokens.ApiTokenAuthentication",
+        "pixie.core.people.tokens.LoginTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "pixie.tokens.TokenLimits",  # read-only and one-workspace tokens
+        "pixie.core.people.tokens.TokenLimits",  # read-only and one-workspace tokens
     ],
-    # The browsable API offers a form only to whom may use it (pixie.api.PixieBrowsableAPI).
+    # The browsable API offers a form only to whom may use it
+    # (pixie.core.web.api.PixieBrowsableAPI).
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "pixie.api.PixieBrowsableAPI",
+        "pixie.core.web.api.PixieBrowsableAPI",
     ],
-    "DEFAULT_PAGINATION_CLASS": "pixie.pagination.PagePagination",
+    "DEFAULT_PAGINATION_CLASS": "pixie.core.web.pagination.PagePagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "pixie.api_schema.PixieAutoSchema",
-    "EXCEPTION_HANDLER": "pixie.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "pixie.core.web.schema.PixieAutoSchema",
+    "EXCEPTION_HANDLER": "pixie.core.web.api.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "pixie.api_parsers.StrictJSONParser",
+        "pixie.core.web.parsers.StrictJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -273,8 +275,8 @@ SPECTACULAR_SETTINGS = {
         "SkillChangeEnum": "catalog.api.serializers.SKILL_CHANGES",
         "FindingKindEnum": "catalog.api.serializers.FINDING_KINDS",
         "FindingSeverityEnum": "catalog.api.serializers.FINDING_SEVERITIES",
-        "MembershipRoleEnum": "pixie.models.Membership.Role",
-        "PolicyLevelEnum": "pixie.models.PolicyLevel",
+        "MembershipRoleEnum": "pixie.core.models.Membership.Role",
+        "PolicyLevelEnum": "pixie.core.models.PolicyLevel",
     },
     # Path parameters say what their URL converters match; anything else is a 404.
     "PATH_CONVERTER_OVERRIDES": {
@@ -284,7 +286,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "pixie.api_schema.inbox_operation",
+        "pixie.core.web.schema.inbox_operation",
     ],
 }
 
@@ -305,14 +307,14 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROX
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$"]
 
 # Logs go to stderr, one line a record; LOG_FORMAT=json (scripts/prod) makes
-# each a JSON object with request_id and task_id (pixie/logs.py).
+# each a JSON object with request_id and task_id (pixie/core/logs.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "pixie.logs.ContextFilter"}},
+    "filters": {"context": {"()": "pixie.core.logs.ContextFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "pixie.logs.JsonFormatter"},
+        "json": {"()": "pixie.core.logs.JsonFormatter"},
     },
     "handlers": {
         "console": {
@@ -326,7 +328,7 @@ LOGGING = {
 # Workers keep the logging above instead of Celery's own, so their lines are JSON too.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Fault injection for the reliability tests only (pixie/faults.py). Both stay
+# Fault injection for the reliability tests only (pixie/core/faults.py). Both stay
 # empty in production. PIXIE_PAUSE_AT="plan.apply.agents=30" makes a worker
 # started by a kill test sleep at that point, inside the apply's transaction.
 PIXIE_FAILPOINTS: set[str] = set()
@@ -463,7 +465,7 @@ PIXIE_REQUEST_MAX_BYTES = int(
     os.environ.get("PIXIE_REQUEST_MAX_BYTES", str(PIXIE_SKILL_FILE_MAX_BYTES + (1 << 20)))
 )
 
-# Email (pixie.notifications): printed on the console unless an SMTP server is set;
+# Email (pixie.core.notifications.service): printed on the console unless an SMTP server is set;
 # EMAIL_URL-style settings are Django's own, each from the environment.
 EMAIL_BACKEND = os.environ.get(
     "PIXIE_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"

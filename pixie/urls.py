@@ -3,12 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from pixie import history_api, people_api
+from pixie.core.audit import api as history_api
+from pixie.core.people import api as people_api
 from pixie.health import healthz, livez
 from pixie.home import favicon, home
 from pixie.invitation_page import invitation_accept_view
 
-handler404 = "pixie.api.not_found"
+handler404 = "pixie.core.web.api.not_found"
 # "View site": / leads a person to their workspace's home (pixie.home).
 admin.site.site_url = "/"
 
@@ -18,7 +19,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),
     path("admin/", admin.site.urls),
-    # The one-time link an owner gives a person whose login they made (pixie.members).
+    # The one-time link an owner gives a person whose login they made (pixie.core.people.members).
     path(
         "accounts/set-password/<uidb64>/<token>/",
         auth_views.PasswordResetConfirmView.as_view(
@@ -32,7 +33,8 @@ urlpatterns = [
         auth_views.PasswordResetCompleteView.as_view(),
         name="password-set-done",
     ),
-    # An owner's invitation to join a workspace, opened by the person (pixie.invitations).
+    # An owner's invitation to join a workspace, opened by the person
+    # (pixie.core.people.invitations).
     path(
         "accounts/invitation/<str:secret>/", invitation_accept_view, name="invitation-accept"
     ),
@@ -41,7 +43,7 @@ urlpatterns = [
     path("api/", include("agents.urls")),
     path("api/", include("pixie.installer.urls")),
     path("api/", include("pixie.sharing.urls")),
-    path("api/", include("pixie.notifications_api")),
+    path("api/", include("pixie.core.notifications.api")),
     path(
         "api/workspaces/<slug:workspace>/history/",
         history_api.WorkspaceHistory.as_view(),

@@ -15,7 +15,7 @@ from catalog.models import (
     SkillVersion,
 )
 from catalog.skill_content import skill_digest
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 
 _counter = itertools.count(1)
 

@@ -42,8 +42,8 @@ def seed(*, accounts: int, messages: int) -> dict:
 
     from agents.models import Agent
     from catalog.models import BundleVersion, Status
-    from pixie.audit import audited
-    from pixie.models import Membership, Workspace
+    from pixie.core.audit.records import audited
+    from pixie.core.models import Membership, Workspace
     from pixie.sharing import services as sharing
     from pixie.sharing.models import Message
 

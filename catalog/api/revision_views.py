@@ -21,9 +21,9 @@ from catalog.skill_history import (
     revision_number,
     revision_summaries,
 )
-from pixie.api import InWorkspace
-from pixie.api_schema import QueryParametersSchema
-from pixie.permissions import require_owner
+from pixie.core.people.permissions import require_owner
+from pixie.core.web.api import InWorkspace
+from pixie.core.web.schema import QueryParametersSchema
 
 from .serializers import FieldChangeSerializer, FileChangeSerializer, field_change_data
 from .workspace_serializers import SkillSerializer

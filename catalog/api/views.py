@@ -15,11 +15,11 @@ from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.bundle_history import bundle_compare
 from catalog.bundle_pages import PAGE_DIGEST_WITH_TOKEN, BundlePages, page_validator
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
-from pixie.api_schema import QueryParametersSchema
-from pixie.pagination import MAX_OFFSET, CountInPagePagination
-from pixie.permissions import token_workspace_id
-from pixie.row_digest import digests_read
-from pixie.whole_numbers import whole_number
+from pixie.core.db.row_digest import digests_read
+from pixie.core.people.permissions import token_workspace_id
+from pixie.core.web.pagination import MAX_OFFSET, CountInPagePagination
+from pixie.core.web.schema import QueryParametersSchema
+from pixie.core.web.whole_numbers import whole_number
 
 from .conditional import (
     answered_by_etag,
@@ -52,7 +52,8 @@ class BundleList(generics.ListAPIView):
         return BundlePages(user=self.request.user, limited_to=token_workspace_id(self.request))
 
     def read_with_token(self, request, model):
-        """The digest of the page asked for, read with the request's token (pixie.tokens)."""
+        """The digest of the page asked for, read with the request's token
+        (pixie.core.people.tokens)."""
         bounds = self._page_bounds(request)
         if bounds is None or not digests_read():
             return None
@@ -119,7 +120,8 @@ class BundleVersionDetail(generics.RetrieveAPIView):
     serializer_class = BundleVersionSerializer
 
     def read_with_token(self, request, model):
-        """The digest of the version asked for, read with the request's token (pixie.tokens)."""
+        """The digest of the version asked for, read with the request's token
+        (pixie.core.people.tokens)."""
         slug, version = self.kwargs["slug"], self.kwargs["version"]
         if "\x00" in slug + version or not digests_read():  # NUL: refused by the selector
             return None

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from catalog.models import WorkspaceSkill
 from catalog.skill_files_display import file_rows, size_of
 from catalog.validators import SKILL_DESCRIPTION_MAX
-from pixie.api import StrictSerializer
+from pixie.core.web.api import StrictSerializer
 
 
 class SkillSerializer(serializers.ModelSerializer):

@@ -16,9 +16,9 @@ from catalog.models import RevisionFile, WorkspaceSkill
 from catalog.selectors import skill_file_get
 from catalog.services.workspace_skills import skill_edit
 from catalog.skill_files_display import revision_skill_md
-from pixie.api import InWorkspace
-from pixie.errors import ValidationFailed
-from pixie.permissions import require_owner
+from pixie.core.errors import ValidationFailed
+from pixie.core.people.permissions import require_owner
+from pixie.core.web.api import InWorkspace
 
 from .files import FILE_RESPONSES, file_response
 from .workspace_serializers import SkillEditSerializer, SkillSerializer

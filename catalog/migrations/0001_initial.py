@@ -3,7 +3,7 @@
 import catalog.validators
 import django.core.validators
 import django.db.models.deletion
-import pixie.namespace_fields
+import pixie.core.namespace.fields
 from django.conf import settings
 from django.db import migrations, models
 
@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
             name='Bundle',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', pixie.namespace_fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
+                ('slug', pixie.core.namespace.fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
                 ('name', models.CharField(max_length=80)),
                 ('description', models.CharField(blank=True, max_length=400)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
             name='Tool',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', pixie.namespace_fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
+                ('slug', pixie.core.namespace.fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
                 ('name', models.CharField(max_length=80)),
                 ('description', models.CharField(max_length=400)),
             ],
@@ -132,7 +132,7 @@ class Migration(migrations.Migration):
             name='Publisher',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', pixie.namespace_fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
+                ('slug', pixie.core.namespace.fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64, unique=True)),
                 ('name', models.CharField(max_length=80)),
                 ('kind', models.CharField(choices=[('operator', 'Operator'), ('workspace', 'Workspace'), ('third_party', 'Third party')], default='operator', max_length=16)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
@@ -151,7 +151,7 @@ class Migration(migrations.Migration):
             name='SkillPackage',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', pixie.namespace_fields.SlugField(help_text="The skill's @-handle in the shared namespace.", max_length=64, unique=True)),
+                ('slug', pixie.core.namespace.fields.SlugField(help_text="The skill's @-handle in the shared namespace.", max_length=64, unique=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('publisher', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='packages', to='catalog.publisher')),
             ],
@@ -213,7 +213,7 @@ class Migration(migrations.Migration):
             name='WorkspaceSkill',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', pixie.namespace_fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64)),
+                ('slug', pixie.core.namespace.fields.SlugField(help_text='Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64.', max_length=64)),
                 ('enabled', models.BooleanField(default=True)),
                 ('advertised', models.BooleanField(default=True, help_text="Shown in the planner's menu. Imported skills arrive off it.")),
                 ('archived_at', models.DateTimeField(blank=True, null=True)),

@@ -7,7 +7,7 @@ from nacl.signing import SigningKey
 
 from catalog.manifest import ManifestFile, ManifestSkill, canonical, digest_of, manifest_of, sign
 from catalog.skill_content import skill_digest
-from pixie.keys import b64, server_tag, unwrap_private, wrap_private
+from pixie.core.keys import b64, server_tag, unwrap_private, wrap_private
 
 
 def sign_published(apps, schema_editor):

@@ -14,8 +14,8 @@ from catalog.validators import (
     validate_host,
     validate_semver,
 )
-from pixie.names import validate_name
-from pixie.namespace_fields import SlugField
+from pixie.core.names import validate_name
+from pixie.core.namespace.fields import SlugField
 
 from .immutable import PublishedImmutable
 
@@ -305,7 +305,7 @@ class BundlePart(models.Model):
 
     def save(self, *args, **kwargs):
         if self._parent_frozen():
-            from pixie.errors import ImmutableError
+            from pixie.core.errors import ImmutableError
 
             raise ImmutableError(
                 "This bundle version is published and cannot be changed; "
@@ -315,7 +315,7 @@ class BundlePart(models.Model):
 
     def delete(self, *args, **kwargs):
         if self._parent_frozen():
-            from pixie.errors import ImmutableError
+            from pixie.core.errors import ImmutableError
 
             raise ImmutableError("This bundle version is published and cannot be changed.")
         return super().delete(*args, **kwargs)

@@ -9,7 +9,7 @@ digest and never holds its bytes a second time: ``FileBlob`` is not registered.
 import reversion
 from django.db import models
 
-from pixie.errors import ImmutableError
+from pixie.core.errors import ImmutableError
 
 
 class BlobQuerySet(models.QuerySet):
@@ -108,7 +108,7 @@ class SkillFile(FileEntry):
 class RevisionFile(FileEntry):
     """A file of a workspace skill revision; written with the revision, never changed."""
 
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "revision__skill__workspace"
 
     revision = models.ForeignKey(

@@ -7,7 +7,7 @@ content fields of a published row never change.
 
 from django.db import models
 
-from pixie.errors import ImmutableError
+from pixie.core.errors import ImmutableError
 
 
 class GuardedQuerySet(models.QuerySet):

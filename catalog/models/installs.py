@@ -83,7 +83,7 @@ class Plan(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
-    # Its asker left (pixie.offboarding): another owner takes it over or rejects it.
+    # Its asker left (pixie.installer.offboarding): another owner takes it over or rejects it.
     asker_left_at = models.DateTimeField(null=True, blank=True)
     taken_over_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -134,7 +134,7 @@ class Generation(models.Model):
     )
     summary = models.CharField(max_length=400, blank=True)
     applied_at = models.DateTimeField()
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "installation__workspace"
 
     class Meta:

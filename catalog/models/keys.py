@@ -3,7 +3,7 @@
 import reversion
 from django.db import models
 
-from pixie.keys import key_fingerprint, key_from_b64
+from pixie.core.keys import key_fingerprint, key_from_b64
 
 
 # The wrapped private key stays out of the history: the history is read by people.

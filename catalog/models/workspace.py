@@ -5,9 +5,9 @@ from django.conf import settings
 from django.db import models
 
 from catalog.validators import DESCRIPTION_MAX, NAME_MAX, SKILL_DESCRIPTION_MAX
-from pixie.errors import ImmutableError
-from pixie.names import validate_name
-from pixie.namespace_fields import SlugField
+from pixie.core.errors import ImmutableError
+from pixie.core.names import validate_name
+from pixie.core.namespace.fields import SlugField
 
 
 @reversion.register()
@@ -62,7 +62,7 @@ class WorkspaceSkill(models.Model):
 class SkillRevision(models.Model):
     """One immutable state of a workspace skill."""
 
-    # Whose history a change of it is (pixie.audit.placement).
+    # Whose history a change of it is (pixie.core.audit.records.placement).
     audit_workspace = "skill__workspace"
 
     skill = models.ForeignKey(WorkspaceSkill, on_delete=models.PROTECT, related_name="revisions")

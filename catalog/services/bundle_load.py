@@ -33,7 +33,7 @@ from catalog.models import (
     SkillVersion,
     Status,
 )
-from pixie.audit import audited
+from pixie.core.audit.records import audited
 
 from .findings import ScanAside, ScanInputs, SkillToScan, findings_scanned_aside
 from .publishing import bundle_version_publish, tool_slugs

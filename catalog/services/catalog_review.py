@@ -15,10 +15,10 @@ from catalog.imitation import CatalogEntry, Verdict, imitation_verdict
 from catalog.models import Bundle, BundleVersion, CatalogReview, Publisher, Status
 from catalog.selectors import IN_CATALOG
 from catalog.validators import DESCRIPTION_MAX
-from pixie.audit import audited
-from pixie.errors import StateError, ValidationFailed
-from pixie.names import name_problem
-from pixie.permissions import require_operator
+from pixie.core.audit.records import audited
+from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.names import name_problem
+from pixie.core.people.permissions import require_operator
 
 from .release_notices import notify_version_published
 

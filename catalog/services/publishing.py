@@ -15,9 +15,9 @@ from catalog.models import (
     Status,
     Tool,
 )
-from pixie.audit import add_all_to_revision, audited
-from pixie.errors import PermissionRefused, StateError, ValidationFailed
-from pixie.permissions import is_operator
+from pixie.core.audit.records import add_all_to_revision, audited
+from pixie.core.errors import PermissionRefused, StateError, ValidationFailed
+from pixie.core.people.permissions import is_operator
 
 from .catalog_review import review_at_publish
 from .findings import ScanAside, bundle_version_scan, finding_line, refusing

@@ -1,5 +1,5 @@
 """What workspaces are told when a bundle version is published or yanked
-(pixie.notifications), from inside the write's transaction.
+(pixie.core.notifications.service), from inside the write's transaction.
 
 A newer version: the owners of each workspace that runs an older version of its bundle
 and may see the new one (the catalog's rule, catalog.selectors). A yank: catalog sends
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from catalog.models import BundleVersion, Installation, Status
 from catalog.validators import version_key
-from pixie.notifications import Kind, Notice, notify
+from pixie.core.notifications.service import Kind, Notice, notify
 
 # Sent inside a yank's transaction, with ``bundle_version`` (the yanked one).
 bundle_version_yanked = Signal()

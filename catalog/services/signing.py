@@ -43,13 +43,13 @@ from catalog.models import (
     SkillFile,
 )
 from catalog.skill_content import sha256_of, skill_digest
-from pixie.audit import audited
-from pixie.errors import PixieError, ValidationFailed
-from pixie.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
-from pixie.keys import wrap_private as wrap
-from pixie.names import name_problem
-from pixie.namespace import is_slug
-from pixie.prepared import PreparedQuery, Slot
+from pixie.core.audit.records import audited
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
+from pixie.core.keys import wrap_private as wrap
+from pixie.core.names import name_problem
+from pixie.core.namespace.engine import is_slug
 
 KEY_TAG_PERSON = b"pixie-pub-key"
 

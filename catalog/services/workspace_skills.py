@@ -1,6 +1,6 @@
 """A workspace's own skills: create, edit (a new revision), rename with cascade.
 
-The namespace rules live in pixie.namespace; these functions load rows, call
+The namespace rules live in pixie.core.namespace.engine; these functions load rows, call
 it, and write the result in one audited transaction.
 """
 
@@ -15,10 +15,10 @@ from django.db.models import Max
 from catalog.models import SkillRevision, SkillVersion, Tool, WorkspaceSkill
 from catalog.skill_history import RevisionMissing
 from catalog.validators import NAME_MAX, SKILL_DESCRIPTION_MAX, body_too_large
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.names import name_problem
-from pixie.namespace import apply_rename, is_slug, mention_set, parse_mentions
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.names import name_problem
+from pixie.core.namespace.engine import apply_rename, is_slug, mention_set, parse_mentions
 
 from .revision_files import revision_files_from_revisions, revision_files_from_versions
 
@@ -343,7 +343,7 @@ def is_fork(skill: WorkspaceSkill) -> bool:
 
 def skill_set_advertised(*, skill: WorkspaceSkill, advertised: bool, actor) -> WorkspaceSkill:
     """Put a skill on the planner's menu, or take it off: an owner's explicit choice."""
-    from pixie.permissions import require_owner
+    from pixie.core.people.permissions import require_owner
 
     require_owner(user=actor, workspace=skill.workspace)
     if skill.advertised == advertised:

@@ -29,17 +29,17 @@ from catalog.selectors import visible_versions
 from catalog.services.signing import signature_summary, signature_words
 from catalog.skill_files_display import file_mode, file_rows
 from egress.models import CredentialRequirement
-from pixie.admin_pages import WorkspacePages
-from pixie.admin_scoping import (
+from pixie.core.errors import PixieError
+from pixie.core.models import Membership, Workspace
+from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     ServiceManagedAdmin,
     member_workspace_ids,
     owned_workspace_ids,
     person,
 )
-from pixie.errors import PixieError
-from pixie.models import Membership, Workspace
-from pixie.whole_numbers import whole_number
+from pixie.core.web.pages import WorkspacePages
+from pixie.core.web.whole_numbers import whole_number
 
 from .plan_apply import SIGNED_KINDS
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
@@ -380,7 +380,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         return self._back(plan_id)
 
     def take_over_view(self, request, plan_id):
-        """An owner takes over a waiting plan whose asker left (pixie.offboarding)."""
+        """An owner takes over a waiting plan whose asker left (pixie.installer.offboarding)."""
         plan = self._plan(request, plan_id)
         try:
             plan_take_over(plan=plan, actor=request.user)

@@ -20,8 +20,8 @@ from catalog.models import BundleVersion, Installation, Plan, Status
 from catalog.selectors import versions_visible_to_workspace
 from catalog.services.release_notices import bundle_version_yanked
 from catalog.validators import version_key
-from pixie.errors import PixieError
-from pixie.notifications import Kind, Notice, notify
+from pixie.core.errors import PixieError
+from pixie.core.notifications.service import Kind, Notice, notify
 
 from .plans import plan_create, plan_rollback
 

@@ -13,9 +13,9 @@ from rest_framework.views import APIView
 
 from agents.models import Agent
 from catalog.models import Generation, Installation, Plan
-from pixie.api import InWorkspace
-from pixie.errors import ValidationFailed
-from pixie.permissions import require_owner
+from pixie.core.errors import ValidationFailed
+from pixie.core.people.permissions import require_owner
+from pixie.core.web.api import InWorkspace
 
 from .plans import installed, plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
 from .policy import policy_settings, policy_update

@@ -26,10 +26,10 @@ from catalog.services.revision_files import (
 )
 from catalog.services.signing import ContentNotAsSigned, Verified, bundle_version_verify
 from egress.models import CredentialRequirement, EgressRule
-from pixie.audit import add_all_to_revision, audited
-from pixie.faults import InjectedFault, checkpoint
-from pixie.models import Workspace
-from pixie.prepared import PreparedQuery, Slot
+from pixie.core.audit.records import add_all_to_revision, audited
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.faults import InjectedFault, checkpoint
+from pixie.core.models import Workspace
 
 from .plan_core import cascade
 from .plan_inputs import fingerprint, staleness_reads
@@ -439,7 +439,7 @@ APPLY_FAILPOINTS = (
 def _record(applying: _Applying) -> None:
     """History names each row by its skill and agent: read those once, not once per row,
     and not the skills this apply created (it holds them as it wrote them). Each row is
-    serialised from the values in memory (pixie.audit.add_all_to_revision)."""
+    serialised from the values in memory (pixie.core.audit.records.add_all_to_revision)."""
     attachments = applying.attachments
     skills = WorkspaceSkill.objects.in_bulk(
         (applying.touched | {a.skill_id for a in attachments}) - applying.created.keys()

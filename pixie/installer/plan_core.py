@@ -22,7 +22,7 @@ from catalog.content_diff import (
 )
 from catalog.findings import count_words, scan_skill
 from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS, skill_size
-from pixie.namespace import apply_rename, make_slug, parse_mentions
+from pixie.core.namespace.engine import apply_rename, make_slug, parse_mentions
 
 from .steps import (
     AgentAttach,

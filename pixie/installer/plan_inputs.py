@@ -43,6 +43,8 @@ from catalog.models import (
 from catalog.selectors import CONTENTS, blob_texts
 from catalog.services.findings import bundle_version_findings
 from egress.models import CredentialRequirement, EgressRule
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.namespace.engine import slug_candidates
 from pixie.installer.plan_core import (
     BundleState,
     CatalogSkill,
@@ -51,8 +53,6 @@ from pixie.installer.plan_core import (
     PlanInputs,
     texts_needed,
 )
-from pixie.namespace import slug_candidates
-from pixie.prepared import PreparedQuery, Slot
 
 
 def bundle_state(bundle_version: BundleVersion | int | None) -> BundleState | None:

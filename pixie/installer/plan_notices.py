@@ -1,4 +1,5 @@
-"""What a plan's owners are told (pixie.notifications): a plan waits for their approval,
+"""What a plan's owners are told (pixie.core.notifications.service): a plan waits for their
+approval,
 an apply failed, a plan went stale. Called inside the transaction that changed the plan,
 so a change rolled back tells nobody."""
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 from django.urls import reverse
 
 from catalog.models import Plan
-from pixie.notifications import Kind, Notice, notify
+from pixie.core.notifications.service import Kind, Notice, notify
 
 ENDED = (Plan.State.FAILED, Plan.State.STALE)
 

@@ -9,11 +9,11 @@ from django.utils import timezone
 from agents.models import Agent
 from catalog.models import BundleVersion, Generation, Installation, Plan, Status
 from catalog.selectors import versions_visible_to_workspace, visible_to_workspace
-from pixie.audit import audited
-from pixie.errors import StateError, ValidationFailed
+from pixie.core.audit.records import audited
+from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.models import Membership, Workspace
+from pixie.core.people.permissions import require_owner
 from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
-from pixie.models import Membership, Workspace
-from pixie.permissions import require_owner
 
 from .plan_inputs import (
     RESLUG_CANDIDATES,

@@ -26,11 +26,11 @@ from django.utils import timezone
 
 from catalog.findings import SEVERITIES
 from catalog.models import Plan
-from pixie.audit import audited
-from pixie.errors import PermissionRefused, ValidationFailed
-from pixie.models import Membership, Notification, PolicyLevel, Workspace
-from pixie.notifications import Notice, notify
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import PermissionRefused, ValidationFailed
+from pixie.core.models import Membership, Notification, PolicyLevel, Workspace
+from pixie.core.notifications.service import Notice, notify
+from pixie.core.people.permissions import require_owner
 
 from .plan_notices import notify_plan_ended
 

@@ -18,11 +18,11 @@ from django.utils import timezone
 
 from agents.models import AgentSkill
 from catalog.models import Installation, Plan, SkillRevision
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.faults import checkpoint
-from pixie.models import Workspace
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.faults import checkpoint
+from pixie.core.models import Workspace
+from pixie.core.people.permissions import require_owner
 
 from .plan_notices import notify_plan_waiting
 from .plan_state import TRANSIENT_ERRORS, plan_mark_failed

@@ -6,8 +6,8 @@ from rest_framework import serializers
 from catalog.api.serializers import SignatureSerializer
 from catalog.models import Generation, Installation, Plan
 from catalog.services.signing import signature_summary
-from pixie.api import StrictSerializer
-from pixie.models import PolicyLevel
+from pixie.core.models import PolicyLevel
+from pixie.core.web.api import StrictSerializer
 
 from .plan_apply import SIGNED_KINDS
 from .plan_core import FORK_CHOICES

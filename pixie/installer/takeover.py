@@ -1,13 +1,13 @@
-"""A waiting plan whose asker left (pixie.offboarding marked it): another owner takes it
+"""A waiting plan whose asker left (pixie.installer.offboarding marked it): another owner takes it
 over, and is its asker from then on (for the approval policy's second-owner rule too).
 Who asked is never rewritten."""
 
 import reversion
 
 from catalog.models import Plan
-from pixie.audit import audited
-from pixie.errors import StateError
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import StateError
+from pixie.core.people.permissions import require_owner
 
 
 def plan_take_over(*, plan: Plan, actor) -> Plan:

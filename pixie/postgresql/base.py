@@ -51,7 +51,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @async_unsafe
     def prepared_cursor(self):
-        """A cursor that sends the values apart from the SQL: pixie.prepared's queries, and
+        """A cursor that sends the values apart from the SQL: pixie.core.db.prepared's queries, and
         statements whose values are large bytes (catalog.services.bundle_load stores file
         bytes as binary parameters rather than as hex in the SQL text).
 

@@ -16,17 +16,17 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from pixie.admin_pages import WorkspacePages, report
-from pixie.admin_scoping import (
+from pixie.core.errors import PixieError
+from pixie.core.models import Membership, Workspace
+from pixie.core.people.permissions import sees_every_workspace
+from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     ServiceManagedAdmin,
     member_workspace_ids,
     owned_workspace_ids,
     person,
 )
-from pixie.errors import PixieError
-from pixie.models import Membership, Workspace
-from pixie.permissions import sees_every_workspace
+from pixie.core.web.pages import WorkspacePages, report
 
 from . import crypto
 from . import services as svc

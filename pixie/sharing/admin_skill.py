@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.http import HttpResponseRedirect
 
 from catalog.admin import WorkspaceSkillAdmin
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
 
 from . import crypto
 from . import services as svc

@@ -16,9 +16,9 @@ from rest_framework.views import APIView
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
-from pixie.api import InWorkspace, error_body, pixie_error_body
-from pixie.errors import PixieError
-from pixie.permissions import require_owner
+from pixie.core.errors import PixieError
+from pixie.core.people.permissions import require_owner
+from pixie.core.web.api import InWorkspace, error_body, pixie_error_body
 from pixie.sharing import services as svc
 from pixie.sharing.models import Contact
 
@@ -38,7 +38,7 @@ from .serializers import (
 
 
 def _valid(serializer_class, data) -> dict:
-    """The validated data; a bad body is refused in the API's one shape (pixie.api)."""
+    """The validated data; a bad body is refused in the API's one shape (pixie.core.web.api)."""
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data

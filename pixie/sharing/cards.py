@@ -6,8 +6,8 @@ import json
 
 from django.conf import settings
 
-from pixie.errors import ValidationFailed
-from pixie.namespace import is_slug
+from pixie.core.errors import ValidationFailed
+from pixie.core.namespace.engine import is_slug
 from pixie.sharing import crypto
 
 from .destinations import inbox_url_problems

@@ -6,13 +6,13 @@ from django.conf import settings
 from django.db.models import Q
 from django.http import Http404
 
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.models import Membership, Workspace
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.models import Membership, Workspace
+from pixie.core.people.permissions import require_owner
+from pixie.core.web.whole_numbers import whole_number
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message
-from pixie.whole_numbers import whole_number
 
 from .cards import card_parse
 from .destinations import DestinationRefused, destination_resolve, inbox_parse

@@ -8,7 +8,7 @@ only the recipient's private key opens it. Signing the recipient and the
 message id with the body means a recipient cannot forward a letter to someone
 else as if it had been addressed to them, nor re-send it under a new id.
 
-Private keys are stored wrapped under settings.PIXIE_KEY_ENCRYPTION_KEY (pixie.keys),
+Private keys are stored wrapped under settings.PIXIE_KEY_ENCRYPTION_KEY (pixie.core.keys),
 which lives in the environment, not in the database beside the ciphertext.
 """
 
@@ -21,8 +21,8 @@ import nacl.exceptions
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from nacl.signing import SigningKey, VerifyKey
 
-# Key encoding and wrapping are the kernel's (pixie.keys); re-exported for sharing's modules.
-from pixie.keys import (  # noqa: F401
+# Key encoding and wrapping are the kernel's (pixie.core.keys); re-exported for sharing's modules.
+from pixie.core.keys import (  # noqa: F401
     KEY_BYTES,
     b64,
     key_fingerprint,

@@ -25,8 +25,8 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from pixie.audit import audited
-from pixie.errors import PixieError
+from pixie.core.audit.records import audited
+from pixie.core.errors import PixieError
 from pixie.sharing.models import Identity, Message
 
 from .destinations import (

@@ -19,7 +19,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
 
 INBOX_PATH_END = "/api/inbox/"
 MAX_URL = 300

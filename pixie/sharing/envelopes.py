@@ -15,7 +15,7 @@ import uuid
 
 from django.conf import settings
 
-from pixie.errors import PixieError, ValidationFailed
+from pixie.core.errors import PixieError, ValidationFailed
 from pixie.sharing import crypto
 
 ENVELOPE_SENTINEL = "pixie_envelope"

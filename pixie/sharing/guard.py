@@ -31,8 +31,8 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 from django_ratelimit.core import get_usage
 
-from pixie.errors import PixieError
-from pixie.models import Workspace
+from pixie.core.errors import PixieError
+from pixie.core.models import Workspace
 from pixie.sharing.models import Identity, InboxRefusals, Message
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from pixie.models import Workspace
+from pixie.core.models import Workspace
 from pixie.sharing import crypto
 from pixie.sharing.models import Identity
 

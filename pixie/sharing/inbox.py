@@ -12,11 +12,11 @@ from datetime import datetime
 from django.db.models import QuerySet
 from django.http import Http404
 
-from pixie.models import Workspace
+from pixie.core.models import Workspace
+from pixie.core.skillshare import SENTINEL, Share, decode
+from pixie.core.web.whole_numbers import whole_number
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message, ShareImport
-from pixie.skillshare import SENTINEL, Share, decode
-from pixie.whole_numbers import whole_number
 
 from .delivery import delivery_problem
 from .identities import private_keys

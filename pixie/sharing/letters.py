@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pixie.core.skillshare import MAX_WIRE_BYTES
 from pixie.sharing import crypto
-from pixie.skillshare import MAX_WIRE_BYTES
 
 from .cards import card_problems
 

@@ -8,7 +8,7 @@ import reversion
 from django.conf import settings
 from django.db import models
 
-from pixie.models import Workspace
+from pixie.core.models import Workspace
 
 
 class Identity(models.Model):

@@ -14,12 +14,12 @@ import logging
 from django.db import IntegrityError
 from django.urls import reverse
 
-from pixie.audit import audited
-from pixie.errors import PixieError
-from pixie.notifications import Kind, Notice, notify
+from pixie.core.audit.records import audited
+from pixie.core.errors import PixieError
+from pixie.core.notifications.service import Kind, Notice, notify
+from pixie.core.skillshare import SENTINEL
 from pixie.sharing import crypto
 from pixie.sharing.models import BlockedSender, Contact, Identity, Message
-from pixie.skillshare import SENTINEL
 
 from . import guard
 from .envelopes import envelope_parse

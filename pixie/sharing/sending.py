@@ -7,10 +7,10 @@ import uuid
 import reversion
 from django.utils import timezone
 
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.models import Workspace
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.models import Workspace
+from pixie.core.people.permissions import require_owner
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Message
 

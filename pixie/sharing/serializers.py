@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog.api.serializers import FindingSerializer
-from pixie.api import StrictSerializer
+from pixie.core.web.api import StrictSerializer
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact
 from pixie.sharing.services import OpenedMessage

@@ -1,6 +1,6 @@
 """Skill shares on top of messages: pack a skill and its closure, review, import.
 
-The rules are pixie.namespace and pixie.skillshare; these functions load the
+The rules are pixie.core.namespace.engine and pixie.core.skillshare; these functions load the
 workspace's rows, call them, and write the result in one audited transaction.
 """
 
@@ -13,13 +13,12 @@ from catalog.finding_rules import guardrail_rules
 from catalog.findings import scan_skill
 from catalog.models import RevisionFile, SkillRevision, Tool, WorkspaceSkill
 from catalog.services.workspace_skills import NewSkill, skills_create
-from pixie.audit import audited
-from pixie.errors import StateError, ValidationFailed
-from pixie.models import Membership, Workspace
-from pixie.namespace import closure
-from pixie.permissions import require_owner
-from pixie.sharing.models import Contact, Message, ShareImport
-from pixie.skillshare import (
+from pixie.core.audit.records import audited
+from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.models import Membership, Workspace
+from pixie.core.namespace.engine import closure
+from pixie.core.people.permissions import require_owner
+from pixie.core.skillshare import (
     MAX_BODY,
     MAX_ITEMS,
     MAX_NAME,
@@ -32,7 +31,8 @@ from pixie.skillshare import (
     encode,
     merge,
 )
-from pixie.skillshare import unresolved_mentions as find_unresolved
+from pixie.core.skillshare import unresolved_mentions as find_unresolved
+from pixie.sharing.models import Contact, Message, ShareImport
 
 from .inbox import OpenedMessage, message_open
 from .sending import message_send

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from pixie.audit import audited
-from pixie.errors import ValidationFailed
-from pixie.models import Workspace
-from pixie.permissions import require_owner
+from pixie.core.audit.records import audited
+from pixie.core.errors import ValidationFailed
+from pixie.core.models import Workspace
+from pixie.core.people.permissions import require_owner
 from pixie.sharing.models import BlockedSender, Message
 
 from .inbox import OpenedMessage, Sender

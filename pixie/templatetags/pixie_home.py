@@ -2,7 +2,7 @@
 
 from django import template
 
-from pixie.models import Membership
+from pixie.core.models import Membership
 
 register = template.Library()
 

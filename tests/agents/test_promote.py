@@ -11,7 +11,7 @@ from agents.selectors import composed_prompt
 from catalog.models import BundleVersion, CatalogReview, Status, WorkspaceSkill
 from catalog.services.catalog_review import catalog_review_approve
 from catalog.services.workspace_skills import skill_create, skill_edit
-from pixie.errors import PermissionRefused, ValidationFailed
+from pixie.core.errors import PermissionRefused, ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.factories import make_workspace
 from tests.installer.flow import approve_and_apply, install

@@ -17,7 +17,7 @@ from catalog.models import (
 )
 from catalog.services import bundle_version_publish
 from egress.models import CredentialRequirement, EgressRule
-from pixie.models import Membership
+from pixie.core.models import Membership
 from tests.factories import (
     add_local_contact,
     make_bundle_version,
@@ -121,7 +121,7 @@ def _contacts_and_messages(workspace, owner):
         )
         for i in range(ROWS)
     )
-    from pixie.models import LoginLockout
+    from pixie.core.models import LoginLockout
 
     LoginLockout.objects.bulk_create(
         LoginLockout(kind="account", username=f"guessed-{i}", address="203.0.113.7",

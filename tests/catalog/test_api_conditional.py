@@ -15,7 +15,7 @@ from catalog.models import Bundle, BundleVersion, Publisher
 from catalog.services import bundle_version_publish, bundle_version_yank
 from catalog.services.catalog_review import publisher_trust
 from catalog.services.signing import publisher_key_rotate
-from pixie.models import ApiToken, Membership
+from pixie.core.models import ApiToken, Membership
 from tests.clients import token_client
 from tests.factories import (
     make_bundle_version,

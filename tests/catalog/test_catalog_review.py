@@ -15,7 +15,7 @@ from catalog.services.catalog_review import (
     catalog_review_refuse,
     publisher_trust,
 )
-from pixie.errors import ImmutableError, PermissionRefused, StateError, ValidationFailed
+from pixie.core.errors import ImmutableError, PermissionRefused, StateError, ValidationFailed
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 
 PIXIE = CatalogEntry(

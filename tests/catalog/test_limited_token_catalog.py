@@ -10,8 +10,8 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import BundleVersion, CatalogReview, Publisher
 from catalog.services import bundle_version_publish
-from pixie.models import Membership, Workspace
-from pixie.permissions import AUDITORS_GROUP
+from pixie.core.models import Membership, Workspace
+from pixie.core.people.permissions import AUDITORS_GROUP
 from tests.clients import token_client
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 

@@ -7,7 +7,7 @@ from reversion.models import Version
 
 from catalog.models import BundleVersion, SkillVersion, Status
 from catalog.services import bundle_version_publish, bundle_version_yank
-from pixie.errors import ImmutableError, StateError, ValidationFailed
+from pixie.core.errors import ImmutableError, StateError, ValidationFailed
 from tests.admin_forms import change_form_data
 from tests.factories import make_bundle_version, make_skill_version
 

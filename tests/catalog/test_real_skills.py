@@ -410,7 +410,7 @@ def test_a_local_skill_without_the_files_of_an_incoming_one_is_not_reused(bundle
 
 
 def test_stored_file_bytes_cannot_be_rewritten(bundle):
-    from pixie.errors import ImmutableError
+    from pixie.core.errors import ImmutableError
 
     load(bundle, "--publish")
     logo = FileBlob.objects.get(size=len(png_bytes()))

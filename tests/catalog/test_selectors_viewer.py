@@ -15,7 +15,7 @@ from catalog.selectors import (
     visible_versions,
 )
 from catalog.services import bundle_version_publish
-from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
+from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from tests.factories import make_bundle_version, make_skill_version, make_user, make_workspace
 
 pytestmark = pytest.mark.django_db

@@ -34,7 +34,7 @@ from catalog.services.signing import (
 )
 from catalog.services.workspace_skills import skill_create
 from egress.models import EgressRule
-from pixie.errors import ImmutableError
+from pixie.core.errors import ImmutableError
 from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import bundle_folder, tree
 from tests.installer.flow import approve_and_apply

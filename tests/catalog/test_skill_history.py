@@ -13,8 +13,8 @@ from reversion.models import Version
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
-from pixie.models import Membership
-from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
+from pixie.core.models import Membership
+from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from tests.catalog.skill_folders import write
 from tests.clients import admin_for, api_for, token_client
 from tests.factories import make_user, make_workspace

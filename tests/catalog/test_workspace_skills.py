@@ -5,7 +5,7 @@ from reversion.models import Version
 
 from catalog.models import SkillRevision, WorkspaceSkill
 from catalog.services.workspace_skills import is_fork, skill_create, skill_edit, skill_rename
-from pixie.errors import ImmutableError, ValidationFailed
+from pixie.core.errors import ImmutableError, ValidationFailed
 from tests.factories import make_skill_version, make_user, make_workspace
 
 pytestmark = pytest.mark.django_db

@@ -92,7 +92,7 @@ def pages_for(role: str, world) -> list[tuple[str, int | None, str]]:
 def default_pages(role: str, world) -> list[tuple[str, int | None]]:
     """A role's pages for the default run (all of them under PIXIE_HEAVY). One page each
     of django-reversion's revision and recover views stands for the others: every History
-    entry renders the same read-only page (pixie/admin_history.py), and recovery
+    entry renders the same read-only page (pixie/core/audit/admin_history.py), and recovery
     redirects. The superuser reads only the pages no other role reads; the rest are
     read as those roles."""
     pages = pages_for(role, world)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import reverse
 
-from pixie.members import password_link
+from pixie.core.people.members import password_link
 from tests.e2e.axe import (
     AXE_IMPORT_MISS,
     AXE_SCRIPT,

@@ -8,8 +8,8 @@ from playwright.sync_api import expect
 
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
+from pixie.core.people.permissions import AUDITORS_GROUP
 from pixie.installer.plans import plan_approve, plan_create
-from pixie.permissions import AUDITORS_GROUP
 from tests.e2e.test_owner_journey import approve_and_watch
 from tests.factories import make_user
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
 from catalog.models import Installation, Plan
-from pixie.models import ApiToken, Membership
+from pixie.core.models import ApiToken, Membership
 from tests.e2e.axe import axe_both_themes
 from tests.factories import make_user
 from tests.installer.flow import install

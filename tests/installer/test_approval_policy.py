@@ -13,9 +13,9 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from catalog.models import BundleVersion, Plan
+from pixie.core.models import Membership, Workspace
 from pixie.installer.plans import plan_create
 from pixie.installer.tasks import expire_plans
-from pixie.models import Membership, Workspace
 from tests.catalog.skill_folders import bundle_folder, ledger_lookup_skill
 from tests.factories import make_user
 

@@ -183,8 +183,9 @@ def test_plan_creation_runs_bounded_queries_whatever_the_bundle_size(
     skills = [make_skill_version(f"step-{i}", body="Use @query-ledger.") for i in range(size)]
     bundle_version = make_bundle_version("big", skills=skills)
     bundle_version_publish(bundle_version=bundle_version, actor=owner)
-    # 30: the revision's audit entry (pixie.audit), and its place in the workspace's chain
-    # of digests (pixie.audit_chain): this is the workspace's first, so the chain starts
+    # 30: the revision's audit entry (pixie.core.audit.records), and its place in the workspace's
+    # chain
+    # of digests (pixie.core.audit.chain): this is the workspace's first, so the chain starts
     # (read, start, lock, extend); a later change costs two.
     with django_assert_max_num_queries(30):
         response = create_plan(api, kind="install", bundle="big", version="1.0.0")

@@ -10,7 +10,7 @@ from django.db import connections
 from reversion.models import Revision
 
 from catalog.models import Installation, Plan
-from pixie.errors import PixieError, StateError
+from pixie.core.errors import PixieError, StateError
 from pixie.installer.plans import plan_approve, plan_create
 from tests.factories import make_workspace
 

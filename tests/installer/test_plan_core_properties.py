@@ -4,6 +4,7 @@ and bundles: no database, as the namespace core's tests run."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pixie.core.namespace.engine import SLUG_RE, parse_mentions
 from pixie.installer.plan_core import (
     BundleState,
     CatalogSkill,
@@ -12,7 +13,6 @@ from pixie.installer.plan_core import (
     compute_plan,
 )
 from pixie.installer.steps import step_problems
-from pixie.namespace import SLUG_RE, parse_mentions
 from tests.suite import examples
 
 SLUGS = ["invoice-chase", "dunning", "ledger", "payment-plan", "late-fee", "reminder"]

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from catalog.content_diff import TEXT_DIFF_MAX_BYTES
 from catalog.models import BundleVersion, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.catalog.skill_folders import SECTION, TITLES, ledger_export_skill, png_bytes, write
 from tests.clients import admin_for

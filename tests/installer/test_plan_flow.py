@@ -7,7 +7,7 @@ from agents.models import AgentSkill
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
 from egress.models import CredentialRequirement, EgressRule
-from pixie.errors import PermissionRefused, StateError, ValidationFailed
+from pixie.core.errors import PermissionRefused, StateError, ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.installer.flow import approve_and_apply, install
 

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Plan, SkillRevision, WorkspaceSkill
 from catalog.services import bundle_version_publish
-from pixie.audit import audited
+from pixie.core.audit.records import audited
 from pixie.installer.plans import plan_create
 from tests.factories import make_bundle_version, make_skill_version
 

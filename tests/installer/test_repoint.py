@@ -9,7 +9,7 @@ from reversion.models import Revision
 from agents.models import AgentSkill
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
-from pixie.errors import PermissionRefused, ValidationFailed
+from pixie.core.errors import PermissionRefused, ValidationFailed
 from pixie.installer import repoint as repoint_module
 from pixie.installer.plans import plan_create
 from pixie.installer.repoint import repoint_backlog, repoint_create

@@ -13,7 +13,7 @@ from agents.models import Agent, AgentSkill
 from catalog.models import Generation, Installation, Plan, WorkspaceSkill
 from catalog.services import bundle_version_yank
 from egress.models import CredentialRequirement, EgressRule
-from pixie.models import AuditEntry
+from pixie.core.models import AuditEntry
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import approve_and_apply, install

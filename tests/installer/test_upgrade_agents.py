@@ -77,7 +77,7 @@ def test_leaving_out_an_agent_that_does_not_exist_is_named(installed, owner):
     # Nor an id of another workspace's agent, as a page could post it.
     from agents.models import Agent
     from catalog.models import BundleVersion
-    from pixie.errors import ValidationFailed
+    from pixie.core.errors import ValidationFailed
     from pixie.installer.plans import plan_create
     from tests.factories import make_user, make_workspace
 

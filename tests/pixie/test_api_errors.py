@@ -1,11 +1,11 @@
 """Every refusal of the API, whichever app and whatever raised it, has one shape: the
-schema's Error component (pixie.api)."""
+schema's Error component (pixie.core.web.api)."""
 
 import jsonschema
 import pytest
 from rest_framework.test import APIClient
 
-from pixie.api_schema import ERROR
+from pixie.core.web.schema import ERROR
 from tests.clients import api_for
 from tests.factories import make_user, make_workspace
 
@@ -79,7 +79,7 @@ def test_a_body_that_is_not_json_and_a_missing_token_have_the_one_shape(owner):
 
 def test_a_member_refused_an_owners_action_has_the_one_shape(owner):
     member = make_user("mia")
-    from pixie.models import Membership, Workspace
+    from pixie.core.models import Membership, Workspace
 
     Membership.objects.create(workspace=Workspace.objects.get(slug="acme"), user=member)
     answer = api_for(member).post(f"{W}/plans/", {"kind": "repoint"}, format="json")

@@ -11,9 +11,9 @@ from django.urls import reverse
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
-from pixie.audit import audited
-from pixie.audit_chain import chain_verify
-from pixie.models import AuditChain, AuditCheck, AuditEntry
+from pixie.core.audit.chain import chain_verify
+from pixie.core.audit.records import audited
+from pixie.core.models import AuditChain, AuditCheck, AuditEntry
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import install

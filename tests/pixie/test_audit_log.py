@@ -11,8 +11,8 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from catalog.models import WorkspaceSkill
-from pixie.audit import audited
-from pixie.audit_log import (
+from pixie.core.audit.api import AuditEntrySerializer, HistoryEntrySerializer
+from pixie.core.audit.log import (
     LISTED_OBJECTS,
     AuditQuery,
     audit_entries,
@@ -20,9 +20,9 @@ from pixie.audit_log import (
     entry_rows,
     keyset,
 )
-from pixie.history_api import AuditEntrySerializer, HistoryEntrySerializer
-from pixie.models import AuditEntry, Workspace
-from pixie.permissions import AUDITORS_GROUP
+from pixie.core.audit.records import audited
+from pixie.core.models import AuditEntry, Workspace
+from pixie.core.people.permissions import AUDITORS_GROUP
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import install
@@ -281,7 +281,7 @@ def test_the_api_lists_entries_exactly_as_its_serializers_declare_them(
     world, django_assert_max_num_queries
 ):
     """Both lists build their pages from plain values without running the serializer
-    (pixie.history_api.EntriesAsData); the serializer, run on the same data, must say
+    (pixie.core.audit.api.EntriesAsData); the serializer, run on the same data, must say
     the same, so the documented schema is what clients get."""
     auditor = world["auditor"]
     globex = Workspace.objects.get(slug="globex")
@@ -364,7 +364,7 @@ def _plan_nodes(node: dict):
 
 
 def test_a_page_deep_in_the_log_reads_a_page_of_revisions_not_the_log_above_it(world):
-    """Pages and export chunks go by keyset (pixie.audit_log.keyset): a page half-way down
+    """Pages and export chunks go by keyset (pixie.core.audit.log.keyset): a page half-way down
     20,000 changes reads about a page of revisions, not the 10,000 above it."""
     if connection.vendor != "postgresql":
         service_missing("the plan read here is PostgreSQL's (EXPLAIN ANALYZE)")

@@ -1,5 +1,5 @@
 """Every recorded change carries its workspace, the path it came through and its plan
-(pixie.audit), and a workspace's members read its history at
+(pixie.core.audit.records), and a workspace's members read its history at
 GET /api/workspaces/{ws}/history/."""
 
 import pytest
@@ -10,7 +10,7 @@ from reversion.models import Revision
 from agents.models import Agent
 from agents.services import agent_skill_attach
 from catalog.models import Plan, WorkspaceSkill
-from pixie.models import AuditEntry
+from pixie.core.models import AuditEntry
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 from tests.installer.flow import install
@@ -120,7 +120,7 @@ def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from pixie.audit import audited
+    from pixie.core.audit.records import audited
 
     owner = make_user("olive")
     workspace = make_workspace("acme", owner=owner)
@@ -143,7 +143,7 @@ def test_the_migration_gives_every_earlier_revision_an_entry(demo_catalog):
     assert not AuditEntry.objects.filter(object_count=0).exists()  # each counts its objects
     assert set(loaded.values_list("scope", flat=True)) == {"catalog"}
     # Each joins its chain, oldest first, and the chains verify.
-    from pixie.audit_chain import chain_verify
+    from pixie.core.audit.chain import chain_verify
 
     assert not AuditEntry.objects.filter(sequence=None).exists()
     report = chain_verify()
@@ -155,7 +155,7 @@ def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_querie
 ):
     from django.contrib.auth.models import Group
 
-    from pixie.permissions import AUDITORS_GROUP
+    from pixie.core.people.permissions import AUDITORS_GROUP
 
     workspace, owner, member, _agent, plan = acme
     skill = WorkspaceSkill.objects.get(workspace=workspace, slug="invoice-chase")
@@ -190,7 +190,7 @@ def test_the_audit_log_shows_auditors_every_change_in_a_bounded_number_of_querie
 def test_auditors_read_a_workspace_s_history_and_revisions_over_the_api_and_change_nothing(acme):
     from django.contrib.auth.models import Group
 
-    from pixie.permissions import AUDITORS_GROUP
+    from pixie.core.people.permissions import AUDITORS_GROUP
 
     _workspace, owner, _member, _agent, _plan = acme
     edited = api_for(owner).patch(
@@ -219,7 +219,7 @@ def test_operators_read_every_workspace_s_history_and_nothing_else_of_it(acme):
     (its skills' pages, agents, plans) stay its members'."""
     from django.contrib.auth.models import Group
 
-    from pixie.permissions import OPERATORS_GROUP
+    from pixie.core.people.permissions import OPERATORS_GROUP
 
     workspace, owner, _member, agent, plan = acme
     api_for(owner).patch(

@@ -1,4 +1,4 @@
-"""History rows written from the values in memory (pixie.audit.add_all_to_revision) are
+"""History rows written from the values in memory (pixie.core.audit.records.add_all_to_revision) are
 the very rows django-reversion writes through Django's serialiser."""
 
 import json
@@ -22,7 +22,7 @@ from catalog.models import (
     WorkspaceSkill,
 )
 from egress.models import CredentialRequirement, EgressRule
-from pixie.audit import _history_fields, add_all_to_revision, audited, history_json
+from pixie.core.audit.records import _history_fields, add_all_to_revision, audited, history_json
 from tests.installer.flow import install
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ from django.test import Client, override_settings
 from django.utils import timezone
 from reversion.models import Version
 
-from pixie.invitations import NOT_VALID
-from pixie.models import Invitation, Membership, Notification
-from pixie.tokens import key_hash
+from pixie.core.models import Invitation, Membership, Notification
+from pixie.core.people.invitations import NOT_VALID
+from pixie.core.people.tokens import key_hash
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 

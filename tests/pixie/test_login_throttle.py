@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from reversion.models import Version
 
-from pixie.models import AuditEntry, LoginLockout
+from pixie.core.models import AuditEntry, LoginLockout
 from tests.clients import admin_for
 from tests.factories import make_user
 

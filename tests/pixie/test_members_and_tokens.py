@@ -14,8 +14,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 from reversion.models import Version
 
-from pixie.models import ApiToken, Membership
-from pixie.tokens import key_hash
+from pixie.core.models import ApiToken, Membership
+from pixie.core.people.tokens import key_hash
 from tests.admin_forms import change_form_data
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pixie.namespace import (
+from pixie.core.namespace.engine import (
     apply_rename,
     apply_renames,
     closure,

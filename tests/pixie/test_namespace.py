@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pixie.namespace import (
+from pixie.core.namespace.engine import (
     SLUG_RE,
     apply_rename,
     apply_renames,

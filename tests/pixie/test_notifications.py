@@ -11,12 +11,12 @@ from reversion.models import Version
 from catalog.models import BundleVersion, Installation, Plan, Status
 from catalog.services import bundle_version_publish, bundle_version_yank
 from catalog.services.workspace_skills import skill_create
+from pixie.core.models import Membership, Notification, NotificationChoice
+from pixie.core.tasks import send_notification_emails
 from pixie.installer.after_yank import after_yank
 from pixie.installer.plan_notices import notify_plan_ended, notify_plan_waiting
 from pixie.installer.plans import plan_create
-from pixie.models import Membership, Notification, NotificationChoice
 from pixie.sharing import services as sharing
-from pixie.tasks import send_notification_emails
 from tests.clients import admin_for, api_for
 from tests.factories import (
     add_local_contact,

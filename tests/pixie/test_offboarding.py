@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from catalog.models import Plan
+from pixie.core.models import ApiToken, Membership
 from pixie.installer.plans import plan_create
-from pixie.models import ApiToken, Membership
 from tests.clients import admin_for, api_for
 from tests.factories import make_user
 

@@ -1,4 +1,4 @@
-"""A query compiled once (pixie.prepared) gives what the ORM gives: the same rows, the
+"""A query compiled once (pixie.core.db.prepared) gives what the ORM gives: the same rows, the
 same field values with the same types, the same related objects; and token
 authentication, which uses it on every request, still says what DRF says."""
 
@@ -11,9 +11,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from pixie.models import ApiToken, Membership
-from pixie.prepared import PreparedQuery, Slot
-from pixie.tokens import key_hash
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.models import ApiToken, Membership
+from pixie.core.people.tokens import key_hash
 from tests.factories import make_user, make_workspace
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +118,7 @@ def test_login_tokens_answer_as_drfs_own_did():
     assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token."
     assert refused["WWW-Authenticate"] == "Token"
 
-    # Deactivating deletes the login's tokens (pixie.offboarding); a row left behind
+    # Deactivating deletes the login's tokens (pixie.installer.offboarding); a row left behind
     # (say, restored from a backup) still does not authenticate.
     type(rita).objects.filter(pk=rita.pk).update(is_active=False)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")

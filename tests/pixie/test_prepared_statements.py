@@ -1,4 +1,4 @@
-"""On PostgreSQL, the catalog API's hot reads (pixie.prepared) are planned once a
+"""On PostgreSQL, the catalog API's hot reads (pixie.core.db.prepared) are planned once a
 connection, while every other statement keeps Django's client-side binding, which has no
 limit on the number of values (pixie.postgresql, DB_PREPARED_STATEMENTS)."""
 
@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
-from pixie.tokens import _LOGIN_TOKEN
+from pixie.core.people.tokens import _LOGIN_TOKEN
 from tests.factories import make_user
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's backend")

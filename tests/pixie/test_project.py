@@ -15,7 +15,7 @@ from reversion.models import Version
 
 from agents.models import Agent
 from catalog.models import BundleVersion, SkillVersion, Status, Tool
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 OUR_APPS = ["pixie", "catalog", "agents", "egress"]
@@ -154,7 +154,7 @@ CREDENTIAL_VALUE_WORDS = re.compile(
 
 def test_no_model_of_ours_has_a_field_for_a_credential_value():
     # Columns only: a reverse relation's name (a workspace's api_tokens) stores nothing.
-    # API tokens themselves are kept as a SHA-256 and a short prefix (pixie.tokens).
+    # API tokens themselves are kept as a SHA-256 and a short prefix (pixie.core.people.tokens).
     offenders = [
         f"{model._meta.label}.{field.name}"
         for app in OUR_APPS

@@ -1,6 +1,6 @@
 """What a person reads where Pixie refuses them outside the API's JSON: a page that says
 what happened and the way on (templates/401.html, 403.html, 404.html), and a browsable
-API that offers a write only to whom may make it (pixie.api.PixieBrowsableAPI)."""
+API that offers a write only to whom may make it (pixie.core.web.api.PixieBrowsableAPI)."""
 
 import pytest
 from django.test import Client

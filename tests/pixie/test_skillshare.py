@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pixie.namespace import SLUG_RE, is_slug, parse_mentions
-from pixie.skillshare import (
+from pixie.core.namespace.engine import SLUG_RE, is_slug, parse_mentions
+from pixie.core.skillshare import (
     MAX_WIRE_BYTES,
     SENTINEL,
     Item,

@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from pixie.whole_numbers import whole_number
+from pixie.core.web.whole_numbers import whole_number
 from tests.clients import admin_for, api_for
 from tests.factories import make_user, make_workspace
 

@@ -9,8 +9,8 @@ from agents.admin_pages import MENU_LIMIT
 from agents.models import Agent, AgentSkill
 from benchmarks.bench_data import SeedSizes, seed
 from catalog.models import Bundle, BundleVersion
+from pixie.core.models import Membership
 from pixie.installer.plans import plan_create
-from pixie.models import Membership
 
 pytestmark = pytest.mark.django_db
 

@@ -25,9 +25,9 @@ from catalog.models import (
     WorkspaceSkill,
 )
 from catalog.services.publishing import bundle_version_problems
+from pixie.core.models import Membership, Workspace
 from pixie.installer.plans import plan_approve, plan_create
 from pixie.installer.repoint import repoint_backlog, repoint_create
-from pixie.models import Membership, Workspace
 
 pytestmark = pytest.mark.django_db
 

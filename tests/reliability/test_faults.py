@@ -2,7 +2,7 @@
 plan applies or a repoint runs. Every outcome is exactly once: nothing partial, nothing lost.
 
 Each test runs its own Redis server (so restarting it disturbs nobody else) and a
-`celery worker` subprocess that pauses at a named point (pixie/faults.py) while the test
+`celery worker` subprocess that pauses at a named point (pixie/core/faults.py) while the test
 breaks something underneath it. A run tries two apply points, picked by --fault-seed
 (else PIXIE_FAULT_SEED, else 0: the same in every xdist worker, which must collect the
 same tests; CI passes the day of the year, so the points it tries vary from day to day and

@@ -15,7 +15,7 @@ from reversion.models import Version
 
 from catalog.models import BundleVersion, Status, WorkspaceSkill
 from catalog.services.publishing import bundle_version_publish, bundle_version_yank
-from pixie.admin_history import ReadOnlyHistoryAdmin
+from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
 from tests.admin_forms import change_form_data
 from tests.reliability.test_permission_matrix import digest
 from tests.reliability.world import build_world

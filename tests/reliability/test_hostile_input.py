@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from pixie.strict_json import StrictJSONError, loads
+from pixie.core.web.strict_json import StrictJSONError, loads
 from tests.reliability.test_permission_matrix import API_ROWS, digest
 from tests.reliability.urls import all_patterns, fill
 from tests.reliability.world import build_world

@@ -19,10 +19,10 @@ from django.utils import timezone
 from agents.models import Agent, AgentSkill
 from catalog.models import Bundle, BundleVersion, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create
-from pixie.models import Membership, Notification, Workspace
-from pixie.names import name_problem, one_line
-from pixie.notifications import EMAIL_ATTEMPTS
-from pixie.tasks import send_notification_emails
+from pixie.core.models import Membership, Notification, Workspace
+from pixie.core.names import name_problem, one_line
+from pixie.core.notifications.service import EMAIL_ATTEMPTS
+from pixie.core.tasks import send_notification_emails
 from tests.admin_forms import change_form_data
 from tests.catalog.bundle_archives import ledger_bundle, zip_of
 from tests.clients import admin_for, api_for

@@ -24,7 +24,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
 from pixie.sharing import services as sharing
 from pixie.sharing.models import Contact, Message
 from tests.factories import make_user, make_workspace

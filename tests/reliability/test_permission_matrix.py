@@ -100,7 +100,7 @@ ADMIN_KINDS = {
         auditor=403,
         superuser=None,
     ),
-    # Every page of a workspace's object, one rule (pixie.admin_pages.WorkspacePages): whoever
+    # Every page of a workspace's object, one rule (pixie.core.web.pages.WorkspacePages): whoever
     # may read the object (its members; auditors and superusers) reads the page, and anyone
     # else meets a 404. A page that acts shows a reader why only an owner may, instead of
     # its form.
@@ -440,7 +440,7 @@ PROBE_ROWS = {
     # The way in: everyone is sent on (to the login, a workspace's home or the index).
     "home": [("get", {r: 302 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
     "favicon": [("get", {r: 301 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
-    # The one-time password link (pixie.members): a wrong one says so to anyone, and
+    # The one-time password link (pixie.core.people.members): a wrong one says so to anyone, and
     # changes nothing.
     "password-set": [("get", PROBE), ("post", PROBE)],
     "password-set-done": [("get", PROBE), ("post", {r: 405 for r in ROLES})],
@@ -521,13 +521,14 @@ POLICY_FORM = {
     "findings_severity": "warning",
 }
 def test_a_read_only_token_writes_nothing_and_a_revoked_one_nothing_at_all(world):
-    """The owner's own tokens (pixie.tokens): read-only, every write the owner may make is
+    """The owner's own tokens (pixie.core.people.tokens): read-only, every write the owner may make
+    is
     refused (403, changing nothing) while reads answer as for the owner; revoked, every
     endpoint answers 401 at once."""
     from django.utils import timezone
 
-    from pixie.models import ApiToken
-    from pixie.tokens import token_create, token_revoke
+    from pixie.core.models import ApiToken
+    from pixie.core.people.tokens import token_create, token_revoke
 
     owner = world.users["owner"]
     read_only, secret = token_create(user=owner, actor=owner, name="Reader", read_only=True)

@@ -20,7 +20,7 @@ import pytest
 
 from benchmarks.load import free_port, process_group
 from pixie.celery import app as celery_app
-from pixie.logs import ContextFilter, JsonFormatter, request_id_from
+from pixie.core.logs import ContextFilter, JsonFormatter, request_id_from
 from tests.services import service_missing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from agents.models import Agent
 from agents.services import agent_skill_attach
 from catalog.models import Bundle, BundleVersion, CatalogReview, Plan, Publisher
 from catalog.services.workspace_skills import skill_create
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
 from pixie.installer.plans import plan_create
 from tests.factories import make_user, make_workspace
 from tests.reliability.world import operators_group

@@ -13,10 +13,10 @@ from django.db import connections
 
 from agents.models import AgentSkill
 from catalog.models import BundleVersion, Plan
+from pixie.core.models import Workspace
 from pixie.installer.plans import plan_create
 from pixie.installer.repoint import repoint_create
 from pixie.installer.run import plan_run
-from pixie.models import Workspace
 from tests.factories import make_workspace
 from tests.installer.flow import approve_and_apply, install
 

@@ -43,7 +43,7 @@ from catalog.models import Bundle, SkillVersion
 from catalog.services.bundle_upload import upload_read, upload_store
 from catalog.services.workspace_skills import skill_create
 from egress.models import CredentialRequirement, EgressRule
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 from tests.catalog.skill_folders import bundle_folder
 from tests.factories import make_user
 from tests.installer.flow import install

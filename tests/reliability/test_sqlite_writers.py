@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from catalog.models import BundleVersion
 from pixie.installer.plans import plan_create
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 
 call_command("bundle_load", "catalog/demo/accounts-receivable-2.1.0", "--publish", verbosity=0)
 version = BundleVersion.objects.get(bundle__slug="accounts-receivable", version="2.1.0")

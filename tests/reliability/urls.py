@@ -31,7 +31,7 @@ def object_for(app_label: str, model_name: str, world):
     from django.contrib import admin
     from django.contrib.auth import get_user_model
 
-    from pixie.admin_scoping import WorkspaceScopedAdmin
+    from pixie.core.web.admin_scoping import WorkspaceScopedAdmin
 
     model = apps.get_model(app_label, model_name)
     if model is get_user_model():

@@ -14,14 +14,14 @@ from agents.services import agent_skill_attach, turn_start
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from egress.models import CredentialRequirement, EgressRule
+from pixie.core.models import AuditEntry, LoginLockout, Membership, Notification, Workspace
+from pixie.core.people.invitations import invitation_make
+from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
+from pixie.core.people.tokens import token_create
 from pixie.installer.plans import plan_create
-from pixie.invitations import invitation_make
-from pixie.models import AuditEntry, LoginLockout, Membership, Notification, Workspace
-from pixie.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.sharing import services as sharing
 from pixie.sharing.delivery import message_deliver
 from pixie.sharing.models import Message
-from pixie.tokens import token_create
 from tests.factories import add_local_contact
 from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope

@@ -19,7 +19,7 @@ import json
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from catalog.services.workspace_skills import skill_create
-from pixie.models import Membership, Workspace
+from pixie.core.models import Membership, Workspace
 from pixie.sharing.services import contact_card_export
 
 rita = get_user_model().objects.create_user("rita", password="a-long-test-password")

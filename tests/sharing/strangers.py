@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.test import Client
 from django.utils import timezone
 
-from pixie.models import Workspace
+from pixie.core.models import Workspace
 from pixie.sharing import crypto
 from pixie.sharing import services as sharing
 from pixie.sharing.envelopes import envelope_dump

@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from catalog.models import WorkspaceSkill
-from pixie.models import AuditEntry, Workspace
+from pixie.core.models import AuditEntry, Workspace
 from pixie.sharing.models import Contact, Message
 from tests.factories import add_local_contact, make_user, make_workspace
 

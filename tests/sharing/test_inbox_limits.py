@@ -379,7 +379,7 @@ def test_unreviewed_messages_from_strangers_expire_through_the_periodic_task(
     assert left == {"old and kept", "recent", "old, from a contact"}
     assert expire_unknown_messages.delay().get() == 0  # twice is harmless
     # The workspace's history says what went, once, by the task and by nobody.
-    from pixie.models import AuditEntry
+    from pixie.core.models import AuditEntry
 
     expired = AuditEntry.objects.filter(revision__comment__startswith="Expired ")
     (entry,) = expired

@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_create
+from pixie.core.skillshare import decode
 from pixie.sharing import services as sharing
 from pixie.sharing.models import Message
-from pixie.skillshare import decode
 from tests.catalog.ledger_install import LEDGER_EXPORT_FILES, install_ledger_tools
 
 from .pages import browser_for, submit, text_of

@@ -6,10 +6,10 @@ import pytest
 from reversion.models import Version
 
 from catalog.models import SkillRevision, WorkspaceSkill
-from pixie.errors import ValidationFailed
+from pixie.core.errors import ValidationFailed
+from pixie.core.skillshare import Item, decode, encode
 from pixie.sharing import services as sharing
 from pixie.sharing.models import Message, ShareImport
-from pixie.skillshare import Item, decode, encode
 
 from .conftest import add_skill, skills_of
 

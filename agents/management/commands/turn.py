@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Agent, Turn
 from agents.services import turn_finish, turn_start
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from catalog.bundle_files import write_bundle_folder
 from catalog.models import BundleVersion
 from catalog.services.bundle_load import bundle_spec_of
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from django.core.management.base import BaseCommand, CommandError
 from catalog.bundle_files import read_bundle_folder
 from catalog.services import bundle_load
 from catalog.services.findings import finding_line
-from pixie.actors import command_actor
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.people.actors import command_actor
 
 
 class Command(BaseCommand):

@@ -13,8 +13,8 @@ from catalog.manifest import (
     signature_file_text,
 )
 from catalog.services.signing import manifest_of_spec
-from pixie.errors import PixieError
-from pixie.keys import b64, key_fingerprint, key_from_b64
+from pixie.core.errors import PixieError
+from pixie.core.keys import b64, key_fingerprint, key_from_b64
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog.services.signing import publisher_key_register
-from pixie.actors import command_actor
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.people.actors import command_actor
 
 
 class Command(BaseCommand):

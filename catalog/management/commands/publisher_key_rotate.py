@@ -2,8 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.models import Publisher
 from catalog.services.signing import publisher_key_rotate
-from pixie.actors import command_actor
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
+from pixie.core.people.actors import command_actor
 
 
 class Command(BaseCommand):

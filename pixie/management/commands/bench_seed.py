@@ -7,7 +7,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from pixie.errors import PixieError
+from pixie.core.errors import PixieError
 
 try:
     from benchmarks.bench_data import SeedSizes, seed

@@ -15,9 +15,9 @@ from catalog.bundle_files import read_bundle_folder
 from catalog.roles import auditors_group_ensure, operators_group_ensure
 from catalog.services import bundle_load
 from catalog.validators import version_key
-from pixie.audit import audited
-from pixie.errors import PixieError
-from pixie.models import Membership, Workspace
+from pixie.core.audit.records import audited
+from pixie.core.errors import PixieError
+from pixie.core.models import Membership, Workspace
 
 DEMO_DIR = Path(apps.get_app_config("catalog").path) / "demo"
 # (username, env variable with its password, superuser?, role in acme); the operator

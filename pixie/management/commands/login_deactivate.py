@@ -1,10 +1,10 @@
-"""manage.py login_deactivate USERNAME: a person leaves (pixie.offboarding)."""
+"""manage.py login_deactivate USERNAME: a person leaves (pixie.installer.offboarding)."""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from pixie.errors import PixieError
-from pixie.offboarding import login_deactivate
+from pixie.core.errors import PixieError
+from pixie.installer.offboarding import login_deactivate
 
 
 class Command(BaseCommand):

@@ -1,0 +1,269 @@
+"""API tokens: a person's own, named, each maybe limited to one workspace and to reading.
+
+The secret is shown once, when the token is made; Pixie keeps only its SHA-256, so a
+copy of the database holds no usable token. A request presents it as
+``Authorization: Token pixie_…`` (or ``Bearer``); the lookup is one indexed query, made
+on every request, so a revoked token fails on the very next one (nothing caches it).
+
+Tokens made before these (``manage.py drf_create_token``, Django REST framework's own,
+one per login) still authenticate through DRF's class after this one; deactivating a
+login deletes them too (pixie.installer.offboarding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+import reversion
+from django.db import transaction
+from django.db.models import IntegerField
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions
+from rest_framework.authtoken.models import Token
+
+from pixie.core.audit.records import audited
+from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.errors import PermissionRefused, ValidationFailed
+from pixie.core.models import ApiToken, Membership, Workspace
+from pixie.core.names import name_problem
+from pixie.core.people.permissions import require_owner
+
+PREFIX = "pixie_"
+SHOWN_CHARS = 12  # "pixie_" and six characters of the secret: enough to tell tokens apart
+# last_used_at is written at most this often a token: reads stay reads.
+LAST_USED_EVERY = timedelta(minutes=1)
+MAX_ACTIVE_TOKENS = 50  # a person's live tokens; a script minting them in a loop stops here
+
+
+def key_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def token_create(
+    *,
+    user,
+    actor,
+    name: str,
+    workspace: Workspace | None = None,
+    read_only: bool = False,
+    via: ApiToken | None = None,
+) -> tuple[ApiToken, str]:
+    """A new token for ``user`` (made by themselves): the row and the secret, which is
+    never stored and never shown again. ``via``: the token the request came with, if
+    any; a limited one cannot mint a wider token."""
+    if via is not None and (via.workspace_id or via.read_only):
+        raise PermissionRefused(
+            "A token limited to a workspace or to reading cannot make tokens; sign in, or "
+            "use an unlimited token.",
+            code="token_limited",
+        )
+    name = (name or "").strip()
+    problems = []
+    if not name:
+        problems.append("name: give the token a name (what or who uses it)")
+    elif len(name) > 80:
+        problems.append("name: at most 80 characters")
+    elif problem := name_problem(name):
+        problems.append(f"name: {problem}")
+    if (
+        workspace is not None
+        and not Membership.objects.filter(user=user, workspace=workspace).exists()
+    ):
+        problems.append(f"workspace: you are not a member of {workspace.slug}")
+    if problems:
+        raise ValidationFailed(problems)
+    if actor.pk != user.pk:
+        raise PermissionRefused("A token is made by the person it acts for.")
+    secret = PREFIX + secrets.token_urlsafe(32)
+    with audited(actor=actor, comment=f"Made API token {name!r}"):
+        if ApiToken.objects.filter(user=user, revoked_at=None).count() >= MAX_ACTIVE_TOKENS:
+            raise ValidationFailed(
+                f"You have {MAX_ACTIVE_TOKENS} live tokens already; revoke one first",
+                code="too_many_tokens",
+            )
+        token = ApiToken.objects.create(
+            user=user,
+            name=name,
+            prefix=secret[:SHOWN_CHARS],
+            key_hash=key_hash(secret),
+            workspace=workspace,
+            read_only=read_only,
+        )
+    return token, secret
+
+
+def tokens_of_workspace(workspace: Workspace):
+    """The live tokens limited to a workspace: the ones its owners see and revoke. A
+    person's tokens limited to no workspace, or to others, are theirs alone (an owner who
+    could list them would learn of, and cut off, the person's work elsewhere); removing
+    the person from the workspace is what stops those reaching it."""
+    return (
+        ApiToken.objects.filter(revoked_at=None, workspace=workspace)
+        .select_related("user", "workspace")
+        .order_by("user__username", "-created_at")
+    )
+
+
+def token_revoke(*, token: ApiToken, actor, workspace: Workspace | None = None) -> ApiToken:
+    """Revoke a token: its person may revoke it, and an owner of the workspace it is
+    limited to (``workspace``: the one the owner acts for). It fails on the next request."""
+    if token.user_id != actor.pk:
+        if workspace is None or not tokens_of_workspace(workspace).filter(pk=token.pk).exists():
+            raise PermissionRefused("Only its person, or an owner of the workspace it is limited "
+                                    "to, can revoke this token.")  # fmt: skip
+        require_owner(user=actor, workspace=workspace)
+    with audited(actor=actor, comment=f"Revoked API token {token.name!r} of {token.user}"):
+        ApiToken.objects.filter(pk=token.pk, revoked_at=None).update(
+            revoked_at=timezone.now(), revoked_by=actor
+        )
+        token.refresh_from_db()
+        reversion.add_to_revision(token)
+    return token
+
+
+def tokens_revoke_all(*, user, actor) -> int:
+    """Every live token of ``user``, revoked in one statement (offboarding)."""
+    with transaction.atomic():
+        return ApiToken.objects.filter(user=user, revoked_at=None).update(
+            revoked_at=timezone.now(), revoked_by=actor
+        )
+
+
+class ApiTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Token pixie_…`` or ``Bearer pixie_…``. Keys without the prefix
+    are left to DRF's own TokenAuthentication (tokens from drf_create_token)."""
+
+    keywords = ("token", "bearer")
+
+    def authenticate(self, request):
+        words = authentication.get_authorization_header(request).split()
+        if len(words) != 2 or words[0].lower().decode(errors="replace") not in self.keywords:
+            return None
+        try:
+            secret = words[1].decode()
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("Invalid token.") from None
+        if not secret.startswith(PREFIX):
+            return None
+        query, values = read_with_token(request, ApiToken, _TOKEN_BY_HASH)
+        token = query.first(key_hash=key_hash(secret), **values)
+        if token is None or token.revoked_at is not None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_EVERY:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token.user, token
+
+    def authenticate_header(self, request):
+        return "Token"
+
+
+def _api_token(key_hash: str):
+    return ApiToken.objects.select_related("user", "workspace").filter(key_hash=key_hash).order_by()
+
+
+def _login_token(key: str):
+    return Token.objects.select_related("user").filter(key=key).order_by()
+
+
+# Read on every request: compiled once (pixie.core.db.prepared), sent with the request's key.
+_KEYS = {
+    ApiToken: (_api_token, Slot("key_hash", "\x00key-hash\x00")),
+    Token: (_login_token, Slot("key", "\x00login-token\x00")),
+}
+_TOKEN_BY_HASH = PreparedQuery(lambda key_hash: _api_token(key_hash)[:1], _KEYS[ApiToken][1])
+_LOGIN_TOKEN = PreparedQuery(lambda key: _login_token(key)[:1], _KEYS[Token][1])
+
+
+def token_query_with(model, annotations, *slots: Slot, query_class=PreparedQuery):
+    """The query authentication reads a ``model`` token with (ApiToken or DRF's Token), with
+    ``annotations(owner, workspace, **values)`` added to it: ``owner`` is the token's
+    user_id in that statement, and ``workspace`` the workspace it is limited to (None for
+    DRF's tokens, which have none), for querysets built into it (see read_with_token)."""
+    tokens, key = _KEYS[model]
+    owner = _column(model, "user")
+    workspace = _column(model, "workspace") if model is ApiToken else None
+
+    def build(**values):
+        found = tokens(values.pop(key.name))
+        return found.annotate(**annotations(owner, workspace, **values))[:1]
+
+    return query_class(build, key, *slots)
+
+
+def _column(model, field: str) -> RawSQL:
+    # A raw column of the outer statement: OuterRef names only the level just outside,
+    # and the token's columns are read several subqueries down.
+    column = f'"{model._meta.db_table}"."{model._meta.get_field(field).column}"'
+    return RawSQL(column, (), output_field=IntegerField())  # noqa: S611 (names from the model)
+
+
+def read_with_token(request, model, plain: PreparedQuery) -> tuple[PreparedQuery, dict]:
+    """The query that reads the request's token: ``plain``, or the view's own
+    (``read_with_token(request, model)``, made with token_query_with), which reads
+    something more in the same statement: the catalog's conditional reads
+    (catalog.api.views). The token's row, and every check made on it, are the same
+    either way; the view uses what came with it only once it knows who asked."""
+    context = getattr(request, "parser_context", None) or {}
+    ride = getattr(context.get("view"), "read_with_token", None)
+    found = ride(request, model) if ride is not None else None
+    return found if found is not None else (plain, {})
+
+
+class LoginTokenAuthentication(authentication.TokenAuthentication):
+    """DRF's one-per-login tokens (``manage.py drf_create_token``), looked up with the
+    query compiled once, as ApiTokenAuthentication's is; the same answers as DRF's."""
+
+    def authenticate(self, request):
+        self._request = request  # an instance serves one request (APIView.get_authenticators)
+        return super().authenticate(request)
+
+    def authenticate_credentials(self, key):
+        request = getattr(self, "_request", None)
+        query, values = read_with_token(request, Token, _LOGIN_TOKEN)
+        token = query.first(key=key, **values)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        return token.user, token
+
+
+class TokenLimits(permissions.BasePermission):
+    """What a limited token may not do, whatever its person may: a read-only token
+    changes nothing; a token limited to a workspace reaches that workspace's endpoints
+    and reads the catalog, nothing else."""
+
+    def has_permission(self, request, view):
+        token = request.auth
+        if not isinstance(token, ApiToken):
+            return True
+        safe = request.method in permissions.SAFE_METHODS
+        if token.read_only and not safe:
+            raise PermissionRefused(
+                f"The token {token.name!r} is read-only: it cannot change anything.",
+                code="token_read_only",
+            )
+        if token.workspace_id is None:
+            return True
+        slug = view.kwargs.get("workspace") if hasattr(view, "kwargs") else None
+        if slug is not None:
+            if slug != token.workspace.slug:
+                # As for a workspace one is not a member of: nothing says it exists.
+                raise exceptions.NotFound("No such workspace.")
+            return True
+        if safe and request.path.startswith(CATALOG_READS):
+            return True
+        raise PermissionRefused(
+            f"The token {token.name!r} is limited to the workspace {token.workspace.slug}.",
+            code="token_workspace_limited",
+        )
+
+
+# What a workspace-limited token reads outside its workspace: the catalog it installs from.
+CATALOG_READS = ("/api/bundles/",)
