@@ -7,7 +7,7 @@ from django.utils.crypto import salted_hmac
 def seal(text):
     # pixie.core.audit.chain's seal and texts as they stand at this migration (kept here, so
     # that a later change there cannot change what this step wrote).
-    return salted_hmac("pixie.core.audit.chain.seal", text, algorithm="sha256").hexdigest()
+    return salted_hmac("pixie.audit_chain.seal", text, algorithm="sha256").hexdigest()
 
 
 def head_text(key, length, head):
