@@ -11,4 +11,4 @@ class SiteConfig(AppConfig):
     verbose_name = "Pixie"
 
     def ready(self):
-        from pixie import checks  # noqa: F401  (registers pixie.W001 and pixie.W002)
+        from pixie import checks  # noqa: F401  (registers pixie.W001 to W003)

@@ -1,5 +1,6 @@
 """System checks `manage.py check` runs: what a developer's defaults leave unprotected."""
 
+import os
 import stat
 from pathlib import Path
 
@@ -45,6 +46,21 @@ def private_files_check(app_configs, **kwargs):
             "they belong to another user).",
             id="pixie.W002",
         )
+    ]
+
+
+@register(Tags.compatibility)
+def renamed_environment_check(app_configs, **kwargs):
+    """pixie.W003: an environment variable set under the name it had before a rename."""
+    return [
+        Warning(
+            f"{old} is deprecated and will stop working in a later release"
+            + (f"; {new} is set too, and wins." if os.environ.get(new) else "."),
+            hint=f"Set {new} instead (the same value, the same meaning) and unset {old}.",
+            id="pixie.W003",
+        )
+        for new, old in getattr(settings, "RENAMED_ENV", {}).items()
+        if os.environ.get(old)
     ]
 
 

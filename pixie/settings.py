@@ -18,10 +18,29 @@ DATA_DIR = Path(os.environ.get("PIXIE_DATA_DIR", BASE_DIR / "data"))
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
+    return env_bool_value(os.environ.get(name), default)
+
+
+def env_bool_value(value: str | None, default: bool) -> bool:
     if value is None or value == "":
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+# Environment variables renamed, new name -> old name. The old name still works when the
+# new one is not set; manage.py check warns about it (pixie.W003). Sharing's "delivery"
+# (handing a sealed share to another server) became "dispatch", so that "delivery" means
+# serving approved skills to agent clients (pixie/delivery/).
+RENAMED_ENV = {
+    "PIXIE_DISPATCH_ALLOW_PRIVATE": "PIXIE_DELIVERY_ALLOW_PRIVATE",
+    "PIXIE_DISPATCH_TIMEOUT": "PIXIE_DELIVERY_TIMEOUT",
+    "PIXIE_DISPATCH_MAX_RETRIES": "PIXIE_DELIVERY_MAX_RETRIES",
+}
+
+
+def env_renamed(new: str, default: str) -> str:
+    """The value of ``new``, or of its old name when only that is set."""
+    return os.environ.get(new) or os.environ.get(RENAMED_ENV[new]) or default
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -369,7 +388,9 @@ PIXIE_ALLOW_HTTP_INBOX = env_bool("PIXIE_ALLOW_HTTP_INBOX", DEBUG)
 # link-local and other internal ones are refused when a card is added and at
 # each delivery. A developer's machine allows them, so two local servers can
 # share; a deployment whose peers are on a private network turns this on.
-PIXIE_DELIVERY_ALLOW_PRIVATE = env_bool("PIXIE_DELIVERY_ALLOW_PRIVATE", DEBUG)
+PIXIE_DISPATCH_ALLOW_PRIVATE = env_bool_value(
+    env_renamed("PIXIE_DISPATCH_ALLOW_PRIVATE", ""), DEBUG
+)
 PIXIE_INBOX_MAX_BYTES = int(os.environ.get("PIXIE_INBOX_MAX_BYTES", str(192 * 1024)))
 # What strangers can make the inbox keep (pixie/sharing/guard.py; README "Sharing
 # skills"). Pending = received, not yet imported, kept or deleted by an owner;
@@ -436,8 +457,8 @@ PIXIE_LOGIN_FAILURES_PER_ADDRESS = os.environ.get("PIXIE_LOGIN_FAILURES_PER_ADDR
 PIXIE_INVITATION_MISSES_PER_ADDRESS = os.environ.get(
     "PIXIE_INVITATION_MISSES_PER_ADDRESS", "20/15m"
 )
-PIXIE_DELIVERY_TIMEOUT = float(os.environ.get("PIXIE_DELIVERY_TIMEOUT", "10"))
-PIXIE_DELIVERY_MAX_RETRIES = int(os.environ.get("PIXIE_DELIVERY_MAX_RETRIES", "8"))
+PIXIE_DISPATCH_TIMEOUT = float(env_renamed("PIXIE_DISPATCH_TIMEOUT", "10"))
+PIXIE_DISPATCH_MAX_RETRIES = int(env_renamed("PIXIE_DISPATCH_MAX_RETRIES", "8"))
 
 # Safety ceilings for skill folders (a bundle load, an upload): memory bombs are
 # refused with a message naming the limit. Generous: the largest published skills

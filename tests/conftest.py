@@ -42,17 +42,17 @@ def operator_client(client, operator):
 
 
 @pytest.fixture(autouse=True)
-def outbound_delivery_to_public_addresses_only(settings):
+def outbound_dispatch_to_public_addresses_only(settings):
     """As in production: contacts' inboxes on loopback or private addresses are
     refused. A test that delivers to a server it started on loopback says so with
     the ``loopback_inboxes`` fixture."""
-    settings.PIXIE_DELIVERY_ALLOW_PRIVATE = False
+    settings.PIXIE_DISPATCH_ALLOW_PRIVATE = False
 
 
 @pytest.fixture
 def loopback_inboxes(settings):
     """Two servers on one machine, as a developer runs them (DEBUG's default)."""
-    settings.PIXIE_DELIVERY_ALLOW_PRIVATE = True
+    settings.PIXIE_DISPATCH_ALLOW_PRIVATE = True
 
 
 @pytest.fixture(autouse=True)

@@ -246,7 +246,7 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
     list_filter = [MemberWorkspaceFilter, "direction"]
     list_select_related = ["workspace", "contact", "share_import"]
     list_per_page = 50
-    actions = ["retry_delivery", "keep_received", "delete_received"]
+    actions = ["retry_dispatch", "keep_received", "delete_received"]
     owner_actions = ("keep_received", "delete_received")
     fields = [
         "workspace",
@@ -331,12 +331,12 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
         if message.direction != Message.Direction.OUTGOING:
             return "—"
         if message.delivery == Message.Delivery.FAILED:
-            problem = message.opened.delivery_problem
+            problem = message.opened.dispatch_problem
             return format_html("{}: {}", message.get_delivery_display(), problem)
         return message.get_delivery_display()
 
     @admin.action(description="Try again to deliver the selected messages")
-    def retry_delivery(self, request, queryset):
+    def retry_dispatch(self, request, queryset):
         retried = 0
         for message in queryset.filter(delivery=Message.Delivery.FAILED):
             try:

@@ -96,14 +96,14 @@ def _destination_check(url: str) -> None:
     # now, not from a failed message, that this server will not connect there.
     try:
         inbox = inbox_parse(url, allow_http=settings.PIXIE_ALLOW_HTTP_INBOX)
-        destination_resolve(inbox, allow_private=settings.PIXIE_DELIVERY_ALLOW_PRIVATE)
+        destination_resolve(inbox, allow_private=settings.PIXIE_DISPATCH_ALLOW_PRIVATE)
     except DestinationRefused as exc:
         raise ValidationFailed(f"contact card: {exc.message}", code=exc.code) from None
     except OSError:
         # Worded as for an internal address, so the answer does not tell an
         # internal name from one that does not exist.
         found = "does not resolve to a public address"
-        if settings.PIXIE_DELIVERY_ALLOW_PRIVATE:
+        if settings.PIXIE_DISPATCH_ALLOW_PRIVATE:
             found = "could not be found"
         raise ValidationFailed(
             f"contact card: inboxUrl's host {inbox.host} {found}", code=DestinationRefused.code

@@ -3,7 +3,7 @@
 A contact card comes from outside, and its inboxUrl is the one place a card can
 make this server connect to. So the URL is parsed strictly, its host resolved,
 and every address it resolves to must be a public (global unicast) one, unless
-PIXIE_DELIVERY_ALLOW_PRIVATE says otherwise (two servers on a developer's
+PIXIE_DISPATCH_ALLOW_PRIVATE says otherwise (two servers on a developer's
 machine). This is checked when a card is added and again at each delivery,
 where the connection is then made to exactly the address that was checked.
 

@@ -18,7 +18,7 @@ from pixie.core.web.whole_numbers import whole_number
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Identity, Message, ShareImport
 
-from .delivery import delivery_problem
+from .dispatch import dispatch_problem
 from .identities import private_keys
 
 
@@ -67,9 +67,9 @@ class OpenedMessage:
         return ""
 
     @property
-    def delivery_problem(self) -> str:
+    def dispatch_problem(self) -> str:
         """Why the last delivery attempt failed, as a kind of failure ("" if it did not)."""
-        return delivery_problem(self.message.last_error)
+        return dispatch_problem(self.message.last_error)
 
     @property
     def can_import(self) -> bool:

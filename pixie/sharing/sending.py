@@ -37,7 +37,7 @@ def message_send(
     """Seal ``body`` to ``contact`` and queue its delivery once this transaction commits."""
     # Imported here: the task module imports the delivery service, which
     # imports the receiving side, and none of them need this one.
-    from pixie.sharing.tasks import deliver_message
+    from pixie.sharing.tasks import dispatch_message
 
     require_owner(user=actor, workspace=workspace)
     if contact.workspace_id != workspace.pk:
@@ -66,13 +66,13 @@ def message_send(
             contact=contact,
             delivery=Message.Delivery.PENDING,
         )
-        deliver_message.delay_on_commit(message.pk)
+        dispatch_message.delay_on_commit(message.pk)
     return message
 
 
 def message_retry(*, message: Message, actor) -> Message:
     """Try again to deliver a message that could not be delivered."""
-    from pixie.sharing.tasks import deliver_message
+    from pixie.sharing.tasks import dispatch_message
 
     require_owner(user=actor, workspace=message.workspace)
     if message.direction != Message.Direction.OUTGOING:
@@ -84,6 +84,6 @@ def message_retry(*, message: Message, actor) -> Message:
         if updated:
             message.refresh_from_db()
             reversion.add_to_revision(message)  # an update() saves no version of its own
-            deliver_message.delay_on_commit(message.pk)
+            dispatch_message.delay_on_commit(message.pk)
     message.refresh_from_db()
     return message

@@ -104,7 +104,7 @@ class MessageSerializer(serializers.Serializer):
     imported = serializers.SerializerMethodField()
     findings = serializers.SerializerMethodField()
     delivery = serializers.CharField(source="message.delivery", allow_null=True)
-    delivery_error = serializers.CharField(source="delivery_problem", allow_null=True)
+    delivery_error = serializers.CharField(source="dispatch_problem", allow_null=True)
 
     def get_kind(self, opened: OpenedMessage) -> str:
         if opened.problem:

@@ -7,7 +7,7 @@ earlier release, and beat's schedule, still reach it.
 from celery import shared_task
 from django.conf import settings
 
-from pixie.sharing.delivery import DeliveryDeferred, message_deliver
+from pixie.sharing.dispatch import DispatchDeferred, message_dispatch
 from pixie.sharing.triage import messages_expire
 
 
@@ -16,17 +16,17 @@ from pixie.sharing.triage import messages_expire
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(DeliveryDeferred,),
+    autoretry_for=(DispatchDeferred,),
     retry_backoff=5,
     retry_backoff_max=600,
     retry_jitter=True,
-    max_retries=settings.PIXIE_DELIVERY_MAX_RETRIES,
+    max_retries=settings.PIXIE_DISPATCH_MAX_RETRIES,
 )
-def deliver_message(self, message_pk: int) -> str:
+def dispatch_message(self, message_pk: int) -> str:
     # In-process (eager) runs retry with no wait in between, which would only
     # hammer the recipient; one attempt, then the owner can retry from the outbox.
     final_attempt = self.request.is_eager or self.request.retries >= self.max_retries
-    return message_deliver(message_pk=message_pk, final_attempt=final_attempt)
+    return message_dispatch(message_pk=message_pk, final_attempt=final_attempt)
 
 
 @shared_task(name="pixie.tasks.expire_unknown_messages", acks_late=True)

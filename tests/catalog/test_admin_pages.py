@@ -99,7 +99,7 @@ def _catalog_of_many(operator):
 def _contacts_and_messages(workspace, owner):
     """A contact each way and 55 delivered messages (the sharing admin's rows)."""
     from pixie.sharing import services as sharing
-    from pixie.sharing.delivery import message_deliver
+    from pixie.sharing.dispatch import message_dispatch
 
     neighbour = make_workspace("globex", owner=owner)
     to_acme = add_local_contact(workspace=neighbour, other_slug="acme", actor=owner)
@@ -108,7 +108,7 @@ def _contacts_and_messages(workspace, owner):
         sent = sharing.text_send(
             workspace=neighbour, contact=to_acme, text=f"Note {i}", actor=owner
         )
-        message_deliver(message_pk=sent.pk, final_attempt=True)
+        message_dispatch(message_pk=sent.pk, final_attempt=True)
     from pixie.sharing.models import BlockedSender
 
     BlockedSender.objects.bulk_create(

@@ -61,7 +61,7 @@ from pixie.installer.repoint import repoint_create
 from pixie.installer.takeover import plan_take_over
 from pixie.login_throttle import login_failed
 from pixie.sharing import services as sharing
-from pixie.sharing.delivery import message_deliver
+from pixie.sharing.dispatch import message_dispatch
 from pixie.sharing.models import BlockedSender, Message
 from tests.factories import (
     make_bundle_version,
@@ -286,7 +286,7 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             workspace=initech, listed=True, actor=ivy), []),
         ("a contact", lambda: state.update(contact=to_initech()), []),
         ("a text sent", text, []),
-        ("a delivery", lambda: message_deliver(message_pk=state["sent"].pk, final_attempt=True),
+        ("a delivery", lambda: message_dispatch(message_pk=state["sent"].pk, final_attempt=True),
          []),
         ("a retry", retry, []),
         ("a share sent", lambda: sharing.share_send(workspace=acme, skill=local,

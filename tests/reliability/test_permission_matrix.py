@@ -620,7 +620,7 @@ ACTION_ROWS = {
     ),
     ("catalog.skillversion", "publish"): ({"superuser", "operator"}, {}),
     ("egress.credentialrequirement", "confirm_supplied"): ({"owner"}, {}),
-    ("pixie.message", "retry_delivery"): (set(), {}),
+    ("pixie.message", "retry_dispatch"): (set(), {}),
     ("pixie.message", "keep_received"): ({"owner"}, {}),
     ("pixie.message", "delete_received"): ({"owner"}, {}),
     ("pixie.blockedsender", "unblock"): ({"owner"}, {}),

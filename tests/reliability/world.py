@@ -20,7 +20,7 @@ from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.core.people.tokens import token_create
 from pixie.installer.plans import plan_create
 from pixie.sharing import services as sharing
-from pixie.sharing.delivery import message_deliver
+from pixie.sharing.dispatch import message_dispatch
 from pixie.sharing.models import Message
 from tests.factories import add_local_contact
 from tests.installer.flow import install
@@ -85,7 +85,7 @@ def build_world(demo_catalog, capture) -> World:
         sent = sharing.share_send(
             workspace=globex, skill=theirs, contact=to_acme, actor=users["stranger"]
         )
-    message_deliver(message_pk=sent.pk, final_attempt=True)
+    message_dispatch(message_pk=sent.pk, final_attempt=True)
     received = Message.objects.get(workspace=acme, direction=Message.Direction.INCOMING)
     users["operator"].groups.add(operators_group())
     users["auditor"].groups.add(Group.objects.get(name=AUDITORS_GROUP))

@@ -65,7 +65,7 @@ class SecondServer:
             "PIXIE_KEY_ENCRYPTION_KEY": self.migrated.key_encryption_key,
             "REDIS_URL": "",
             "DEBUG": "1",
-            "PIXIE_DELIVERY_ALLOW_PRIVATE": "1",  # it replies to us on loopback
+            "PIXIE_DISPATCH_ALLOW_PRIVATE": "1",  # it replies to us on loopback
         }
 
     def prepare(self) -> None:

@@ -119,7 +119,7 @@ def test_a_share_sent_while_the_other_server_is_down_arrives_when_the_owner_retr
     browser.force_login(ann)
     outbox = browser.post(
         reverse("admin:pixie_message_changelist"),
-        {"action": "retry_delivery", "_selected_action": [sent.pk]},
+        {"action": "retry_dispatch", "_selected_action": [sent.pk]},
         follow=True,
     )
     assert "Delivery tried again for 1 message(s)." in outbox.content.decode()

@@ -1,4 +1,8 @@
-"""Delivery of a sent message to its contact's inbox: one attempt per call.
+"""Dispatch: handing a sent message to its contact's inbox, one attempt per call.
+
+(Called delivery until pixie/delivery/ took that word for serving skills to agent
+clients. A message's state keeps its name, ``Message.delivery``, and so does the API's
+``delivery`` field: history is recorded under it, and clients read it.)
 
 A contact whose identity lives on this server gets the envelope through the
 same receiving service the public inbox uses; any other gets an HTTP POST.
@@ -9,7 +13,7 @@ Before each POST the inbox URL is checked again against the current settings
 goes to the address that was checked, so a name cannot resolve to a public
 address for the check and an internal one for the connection. Redirects are
 never followed. Owners see what kind of failure it was, never the socket's own
-words, which would make delivery a way to probe the network; those go to the
+words, which would make dispatch a way to probe the network; those go to the
 log.
 """
 
@@ -48,7 +52,7 @@ TRANSIENT_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 
 class Problem:
     """What an owner is told about a delivery that did not happen: the kind of
-    failure only. ``delivery_problem`` recognises exactly these."""
+    failure only. ``dispatch_problem`` recognises exactly these."""
 
     NOT_ALLOWED = "The destination is not allowed ({reason})."
     REFUSED = "The other server refused the message (HTTP {status})."
@@ -60,7 +64,7 @@ class Problem:
     OTHER = "The message could not be delivered."
 
 
-class DeliveryDeferred(Exception):
+class DispatchDeferred(Exception):
     """The recipient could not be reached this time; try again later."""
 
 
@@ -69,8 +73,8 @@ class _Refused(Exception):
     send it there; retrying won't help."""
 
 
-def message_deliver(*, message_pk: int, final_attempt: bool) -> str:
-    """Make one delivery attempt; raise DeliveryDeferred when a later one may succeed."""
+def message_dispatch(*, message_pk: int, final_attempt: bool) -> str:
+    """Make one delivery attempt; raise DispatchDeferred when a later one may succeed."""
     message = Message.objects.select_related("contact").get(
         pk=message_pk, direction=Message.Direction.OUTGOING
     )
@@ -91,7 +95,7 @@ def message_deliver(*, message_pk: int, final_attempt: bool) -> str:
     except _Refused as exc:
         _record(message, failed=True, error=str(exc))
         return "failed"
-    except DeliveryDeferred as exc:
+    except DispatchDeferred as exc:
         _record(message, failed=final_attempt, error=str(exc))
         if final_attempt:
             return "failed"
@@ -106,7 +110,7 @@ def _deliver_here(raw: bytes, *, message_pk: int) -> None:
     except AlreadyReceived:
         pass
     except InboxBusy as exc:
-        raise DeliveryDeferred(f"The recipient's inbox is full or busy: {exc.message}") from None
+        raise DispatchDeferred(f"The recipient's inbox is full or busy: {exc.message}") from None
     except PixieError as exc:
         log.warning("Message %s refused on this server: %s", message_pk, exc.message)
         raise _Refused(Problem.REFUSED_HERE) from None
@@ -115,14 +119,14 @@ def _deliver_here(raw: bytes, *, message_pk: int) -> None:
 def _post(url: str, raw: bytes, *, message_pk: int) -> None:
     try:
         inbox = inbox_parse(url, allow_http=settings.PIXIE_ALLOW_HTTP_INBOX)
-        addresses = destination_resolve(inbox, allow_private=settings.PIXIE_DELIVERY_ALLOW_PRIVATE)
+        addresses = destination_resolve(inbox, allow_private=settings.PIXIE_DISPATCH_ALLOW_PRIVATE)
     except DestinationRefused as exc:
         log.warning("Message %s not sent to %r: %s", message_pk, url, exc.message)
         raise _Refused(Problem.NOT_ALLOWED.format(reason=exc.reason)) from None
     except OSError as exc:  # the name does not resolve now
         log.warning("Message %s: could not resolve %r: %r", message_pk, url, exc)
-        raise DeliveryDeferred(Problem.COULD_NOT_CONNECT) from None
-    connection = _connection(inbox, addresses, timeout=settings.PIXIE_DELIVERY_TIMEOUT)
+        raise DispatchDeferred(Problem.COULD_NOT_CONNECT) from None
+    connection = _connection(inbox, addresses, timeout=settings.PIXIE_DISPATCH_TIMEOUT)
     try:
         connection.request(
             "POST",
@@ -133,17 +137,17 @@ def _post(url: str, raw: bytes, *, message_pk: int) -> None:
         status = connection.getresponse().status
     except TimeoutError as exc:
         log.warning("Message %s: %s timed out: %r", message_pk, url, exc)
-        raise DeliveryDeferred(Problem.TIMED_OUT) from None
+        raise DispatchDeferred(Problem.TIMED_OUT) from None
     except (OSError, http.client.HTTPException) as exc:
         log.warning("Message %s: could not deliver to %s: %r", message_pk, url, exc)
-        raise DeliveryDeferred(Problem.COULD_NOT_CONNECT) from None
+        raise DispatchDeferred(Problem.COULD_NOT_CONNECT) from None
     finally:
         connection.close()
     if status in DELIVERED_STATUSES:
         return
     log.warning("Message %s: %s answered HTTP %s", message_pk, url, status)
     if status in TRANSIENT_STATUSES:
-        raise DeliveryDeferred(Problem.BUSY.format(status=status))
+        raise DispatchDeferred(Problem.BUSY.format(status=status))
     # A redirect (3xx) lands here too: it would send the envelope somewhere the
     # card never named, and http.client does not follow one.
     raise _Refused(Problem.REFUSED.format(status=status))
@@ -248,7 +252,7 @@ _PROBLEMS = [
 ]
 
 
-def delivery_problem(last_error: str) -> str:
+def dispatch_problem(last_error: str) -> str:
     """What an owner is shown for a delivery's last problem ("" when there is none)."""
     if not last_error or any(pattern.fullmatch(last_error) for pattern in _PROBLEMS):
         return last_error

@@ -3,7 +3,7 @@
 Every destination here is a real server this test starts on a loopback address,
 counting each TCP connection it accepts. A card naming it is refused when it is
 added; a contact already stored with it (added before the check existed, or
-while PIXIE_DELIVERY_ALLOW_PRIVATE was on) is refused at delivery and again on
+while PIXIE_DISPATCH_ALLOW_PRIVATE was on) is refused at delivery and again on
 *Retry delivery*; and none of the servers sees a single connection. Where a
 test must let this server reach loopback to make its point (a redirect, the
 address pinning), it turns the setting on and says so.
@@ -78,7 +78,7 @@ def production(settings):
     """The settings DEBUG=0 gives (test_debug_off_turns_both_allowances_off shows it)."""
     settings.DEBUG = False
     settings.PIXIE_ALLOW_HTTP_INBOX = False
-    settings.PIXIE_DELIVERY_ALLOW_PRIVATE = False
+    settings.PIXIE_DISPATCH_ALLOW_PRIVATE = False
 
 
 def card_for(inbox_url: str) -> dict:
@@ -119,7 +119,7 @@ def retry_from_the_admin(actor, message, capture) -> str:
     with capture(execute=True):
         page = browser.post(
             reverse("admin:pixie_message_changelist"),
-            {"action": "retry_delivery", "_selected_action": [message.pk]},
+            {"action": "retry_dispatch", "_selected_action": [message.pk]},
             follow=True,
         )
     return text_of(page)
@@ -247,11 +247,11 @@ def test_debug_off_turns_both_allowances_off():
         "SECRET_KEY": "x" * 50,
         "PIXIE_KEY_ENCRYPTION_KEY": base64.b64encode(os.urandom(32)).decode(),
     }
-    for name in ("PIXIE_ALLOW_HTTP_INBOX", "PIXIE_DELIVERY_ALLOW_PRIVATE"):
+    for name in ("PIXIE_ALLOW_HTTP_INBOX", "PIXIE_DISPATCH_ALLOW_PRIVATE"):
         env.pop(name, None)
     read = (
         "import pixie.settings as s; "
-        "print(s.PIXIE_ALLOW_HTTP_INBOX, s.PIXIE_DELIVERY_ALLOW_PRIVATE)"
+        "print(s.PIXIE_ALLOW_HTTP_INBOX, s.PIXIE_DISPATCH_ALLOW_PRIVATE)"
     )
     out = subprocess.run(
         [sys.executable, "-c", read], cwd=ROOT, env=env, capture_output=True, text=True, check=True
@@ -398,7 +398,7 @@ def test_owners_see_the_kind_of_failure_never_the_socket_error(
     # Loopback is allowed so that each kind of failure really happens; what the
     # owner is told must not tell a closed port from a server that hung up or one
     # that speaks plain HTTP to TLS.
-    settings.PIXIE_DELIVERY_TIMEOUT = 0.5
+    settings.PIXIE_DISPATCH_TIMEOUT = 0.5
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed_port = probe.getsockname()[1]
@@ -469,3 +469,49 @@ def test_errors_stored_before_this_change_are_shown_as_their_kind(owner, alpha):
     for error, shown in earlier.items():
         assert error not in outbox
         assert f"Not delivered: {shown}" in outbox
+
+
+def _settings_and_checks(**environment) -> list[str]:
+    """The dispatch settings and the W003 warnings a server started with ``environment``
+    would have, read by a fresh process (settings are read once, at start)."""
+    env = {k: v for k, v in os.environ.items() if "DISPATCH" not in k and "DELIVERY" not in k}
+    read = (
+        "import django; django.setup(); "
+        "from django.conf import settings as s; from django.core.checks import run_checks; "
+        "print(s.PIXIE_DISPATCH_TIMEOUT, s.PIXIE_DISPATCH_MAX_RETRIES, "
+        "s.PIXIE_DISPATCH_ALLOW_PRIVATE); "
+        "[print(m.id, m.msg) for m in run_checks() if m.id == 'pixie.W003']"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", read],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "pixie.settings", **environment},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip().splitlines()
+
+
+def test_the_settings_named_delivery_before_the_rename_still_work_and_are_warned_of():
+    """An operator who set PIXIE_DELIVERY_* before sharing's delivery became dispatch
+    keeps their values, and `manage.py check` names each old variable and its new name."""
+    assert _settings_and_checks(DEBUG="1") == ["10.0 8 True"]
+    lines = _settings_and_checks(
+        DEBUG="1",
+        PIXIE_DELIVERY_TIMEOUT="3",
+        PIXIE_DELIVERY_MAX_RETRIES="2",
+        PIXIE_DELIVERY_ALLOW_PRIVATE="0",
+    )
+    assert lines[0] == "3.0 2 False"
+    assert sorted(lines[1:]) == [
+        f"pixie.W003 PIXIE_DELIVERY_{name} is deprecated and will stop working in a later release."
+        for name in ("ALLOW_PRIVATE", "MAX_RETRIES", "TIMEOUT")
+    ]
+    # The new name wins over the old one, which is still warned of.
+    lines = _settings_and_checks(PIXIE_DELIVERY_TIMEOUT="3", PIXIE_DISPATCH_TIMEOUT="4")
+    assert lines[0].split()[0] == "4.0"
+    assert lines[1:] == [
+        "pixie.W003 PIXIE_DELIVERY_TIMEOUT is deprecated and will stop working in a later "
+        "release; PIXIE_DISPATCH_TIMEOUT is set too, and wins."
+    ]

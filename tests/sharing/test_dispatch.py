@@ -8,15 +8,15 @@ import pytest
 
 from pixie.celery import app as celery_app
 from pixie.sharing import services as sharing
-from pixie.sharing.delivery import DeliveryDeferred, message_deliver
+from pixie.sharing.dispatch import DispatchDeferred, message_dispatch
 from pixie.sharing.models import Contact, Message
-from pixie.sharing.tasks import deliver_message
+from pixie.sharing.tasks import dispatch_message
 from tests.factories import make_user, make_workspace
 
 from .remote_stub import remote_inbox
 
 # The remotes here are stubs on loopback, which only a developer's setting allows
-# (tests/reliability/test_outbound_delivery.py shows what happens without it).
+# (tests/reliability/test_outbound_dispatch.py shows what happens without it).
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("loopback_inboxes")]
 
 
@@ -49,10 +49,10 @@ def test_running_the_delivery_again_never_lands_a_message_twice(
         sent = sharing.text_send(
             workspace=alpha, contact=contacts["beta_at_alpha"], text="Once.", actor=ann
         )
-    assert deliver_message.delay(sent.pk).get() == "already delivered"
+    assert dispatch_message.delay(sent.pk).get() == "already delivered"
     # Even if the sender lost track of having delivered it, the inbox dedups by id.
     Message.objects.filter(pk=sent.pk).update(delivery=Message.Delivery.PENDING)
-    assert deliver_message.delay(sent.pk).get() == "delivered"
+    assert dispatch_message.delay(sent.pk).get() == "delivered"
     assert Message.objects.filter(workspace=beta).count() == 1
 
 
@@ -78,10 +78,10 @@ def test_a_busy_remote_is_tried_again_later_and_a_refusing_one_is_not(ann, alpha
     with remote_inbox(503, 400) as (url, received):
         contact = remote_contact(alpha, ann, url)
         sent = sharing.text_send(workspace=alpha, contact=contact, text="Hi.", actor=ann)
-        with pytest.raises(DeliveryDeferred, match=r"busy \(HTTP 503\); will try again"):
-            message_deliver(message_pk=sent.pk, final_attempt=False)
+        with pytest.raises(DispatchDeferred, match=r"busy \(HTTP 503\); will try again"):
+            message_dispatch(message_pk=sent.pk, final_attempt=False)
         assert state(sent)[:2] == ("pending", 1)
-        assert message_deliver(message_pk=sent.pk, final_attempt=False) == "failed"
+        assert message_dispatch(message_pk=sent.pk, final_attempt=False) == "failed"
     assert state(sent) == ("failed", 2, "The other server refused the message (HTTP 400).")
     assert len(received) == 2 and received[0] == received[1]  # the same envelope each time
 
@@ -90,7 +90,7 @@ def test_a_redirect_is_not_followed(ann, alpha):
     with remote_inbox(307) as (url, received):
         contact = remote_contact(alpha, ann, url)
         sent = sharing.text_send(workspace=alpha, contact=contact, text="Hi.", actor=ann)
-        assert message_deliver(message_pk=sent.pk, final_attempt=True) == "failed"
+        assert message_dispatch(message_pk=sent.pk, final_attempt=True) == "failed"
     assert len(received) == 1
     assert state(sent)[2] == "The other server refused the message (HTTP 307)."
 
@@ -103,8 +103,8 @@ def test_a_real_worker_retries_with_backoff_until_the_remote_takes_it(
 
     owner = make_user("ann")
     alpha = make_workspace("alpha", owner=owner)
-    monkeypatch.setattr(deliver_message, "retry_backoff", 1)  # 1 s, then 2 s: a short test
-    monkeypatch.setattr(deliver_message, "retry_jitter", False)
+    monkeypatch.setattr(dispatch_message, "retry_backoff", 1)  # 1 s, then 2 s: a short test
+    monkeypatch.setattr(dispatch_message, "retry_jitter", False)
     with remote_inbox(503, 503) as (url, received):
         contact = remote_contact(alpha, owner, url)
         # queues=: an earlier in-process worker may have narrowed what the app consumes.
@@ -120,6 +120,6 @@ def test_a_real_worker_retries_with_backoff_until_the_remote_takes_it(
 
 
 def test_the_delivery_task_retries_transient_failures_with_backoff():
-    assert deliver_message.autoretry_for == (DeliveryDeferred,)
-    assert deliver_message.retry_backoff and deliver_message.retry_jitter
-    assert deliver_message.max_retries >= 5
+    assert dispatch_message.autoretry_for == (DispatchDeferred,)
+    assert dispatch_message.retry_backoff and dispatch_message.retry_jitter
+    assert dispatch_message.max_retries >= 5
