@@ -17,7 +17,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from reversion.models import Version
 
 from catalog.diff_display import side_by_side
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 
 from .models import Agent, Turn, TurnSkill
 
@@ -156,6 +156,6 @@ def prompt_compare(
     if after.turn is None:
         raise ValidationFailed(
             f"{agent.name} ran no turn by {until:%Y-%m-%d %H:%M}: there is no prompt to compare",
-            code="no_turn",
+            code=ErrorCode.NO_TURN,
         )
     return PromptComparison(before=before, after=after, skills=_skill_changes(before, after))

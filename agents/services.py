@@ -10,7 +10,7 @@ from django.utils import timezone
 from catalog.models import SkillRevision, WorkspaceSkill
 from catalog.validators import body_too_large
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.people.permissions import require_owner
 
 from .models import Agent, AgentSkill, AgentSkillOverride, Turn, TurnSkill
@@ -30,7 +30,9 @@ def agent_skill_attach(
     if skill.archived_at is not None:
         raise ValidationFailed(f"@{skill.slug} is archived; install or restore it first")
     if AgentSkill.objects.filter(agent=agent, skill=skill).exists():
-        raise ValidationFailed(f"{agent.name} already has @{skill.slug}", code="already_attached")
+        raise ValidationFailed(
+            f"{agent.name} already has @{skill.slug}", code=ErrorCode.ALREADY_ATTACHED
+        )
     with audited(actor=actor, comment=f"Attached @{skill.slug} to {agent.name}"):
         last = AgentSkill.objects.filter(agent=agent).aggregate(top=Max("position"))["top"] or 0
         return AgentSkill.objects.create(
@@ -50,7 +52,7 @@ def agent_skill_detach(*, attachment: AgentSkill, actor) -> None:
         raise ValidationFailed(
             f"Turns of {attachment.agent.name} ran with its own body for @{slug}, and a turn "
             "keeps exactly what it ran: disable the skill instead of detaching it",
-            code="override_in_use",
+            code=ErrorCode.OVERRIDE_IN_USE,
         )
     with audited(actor=actor, comment=f"Detached @{slug} from {attachment.agent}"):
         # The attachment names its latest override, which it takes with it.
@@ -73,7 +75,7 @@ def agent_skills_reorder(*, agent: Agent, slugs: list[str], actor) -> list[Agent
         if sorted(slugs) != sorted(by_slug) or len(set(slugs)) != len(slugs):
             raise ValidationFailed(
                 "Give every attached skill exactly once: " + ", ".join(sorted(by_slug)),
-                code="bad_order",
+                code=ErrorCode.BAD_ORDER,
             )
         for position, slug in enumerate(slugs, start=1):
             by_slug[slug].position = position
@@ -181,6 +183,6 @@ def turn_finish(*, turn: Turn, outcome: str) -> Turn:
         outcome=outcome, finished_at=timezone.now()
     )
     if moved != 1:
-        raise StateError(f"Turn #{turn.pk} has already finished", code="already_finished")
+        raise StateError(f"Turn #{turn.pk} has already finished", code=ErrorCode.ALREADY_FINISHED)
     turn.refresh_from_db()
     return turn

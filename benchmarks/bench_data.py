@@ -56,7 +56,7 @@ from catalog.models import (
 from catalog.services.signing import publisher_key_ensure
 from catalog.skill_content import skill_digest
 from catalog.tools import BUILTIN_TOOLS
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.keys import b64, unwrap_private
 from pixie.core.models import Membership, Workspace
 from pixie.core.namespace.engine import is_slug
@@ -167,7 +167,7 @@ def seed(
     """Write one seed; refuses (ValidationFailed, nothing written) on bad sizes or a used prefix."""
     problems = seed_problems(prefix=prefix, sizes=sizes)
     if problems:
-        raise ValidationFailed(problems, code="bad_seed")
+        raise ValidationFailed(problems, code=ErrorCode.BAD_SEED)
     say = progress or (lambda message: None)
     started = time.perf_counter()
     with transaction.atomic():
@@ -176,7 +176,7 @@ def seed(
             raise ValidationFailed(
                 f"The database already has data seeded under prefix {prefix!r} "
                 f"({', '.join(found)}); pass another --prefix to add more.",
-                code="prefix_taken",
+                code=ErrorCode.PREFIX_TAKEN,
             )
         result = _Seeder(prefix, sizes, say).run()
         say("commit (the deferred foreign keys are checked now) ...")

@@ -50,7 +50,7 @@ from catalog.validators import (
     is_host,
     is_semver,
 )
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.names import name_problem
 from pixie.core.namespace.engine import is_slug
 
@@ -77,7 +77,7 @@ MAX_NESTING = 20
 
 
 class BundleFileError(ValidationFailed):
-    code = "bad_bundle_file"
+    code = ErrorCode.BAD_BUNDLE_FILE
 
 
 @dataclass(frozen=True)

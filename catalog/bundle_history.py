@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import prefetch_related_objects
 
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 
 from .content_diff import DiffBudget, FileInfo, file_texts_needed, files_diff, frontmatter_text
 from .models import Bundle, BundleCredential, BundleHost, BundleSkill, BundleVersion
@@ -69,7 +69,7 @@ class BundleComparison:
 
 
 class VersionMissing(ValidationFailed):
-    code = "no_such_version"
+    code = ErrorCode.NO_SUCH_VERSION
     status = 404
 
     def __init__(self, slug: str, wanted: list[str], there: list[str]):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, QuerySet
 
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.web.whole_numbers import whole_number
 
 from .content_diff import FileInfo, file_texts_needed, files_diff, frontmatter_text, line_diff
@@ -86,7 +86,7 @@ class RevisionComparison:
 
 
 class RevisionMissing(ValidationFailed):
-    code = "no_such_revision"
+    code = ErrorCode.NO_SUCH_REVISION
     status = 404
 
     def __init__(self, skill: WorkspaceSkill, numbers: list[int]):

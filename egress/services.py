@@ -3,7 +3,7 @@
 from django.utils import timezone
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.people.permissions import require_owner
 
 from .models import CredentialRequirement
@@ -15,7 +15,7 @@ def credential_confirm(*, workspace, name: str, actor) -> CredentialRequirement:
     requirement = CredentialRequirement.objects.filter(workspace=workspace, name=name).first()
     if requirement is None:
         raise ValidationFailed(
-            f"{workspace.name} needs no credential named {name!r}", code="unknown"
+            f"{workspace.name} needs no credential named {name!r}", code=ErrorCode.UNKNOWN
         )
     if requirement.confirmed:
         return requirement

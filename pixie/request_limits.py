@@ -12,6 +12,8 @@ declared length only), so nothing is read past the ceiling either way.
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
+from pixie.core.errors import ErrorCode
+
 UPLOAD_PATH = "/admin/catalog/bundleversion/upload/"
 TOO_LARGE = "The request body is {length:,} bytes; the limit here is {limit:,} bytes."
 
@@ -34,7 +36,8 @@ class RequestBodyLimit:
             message = TOO_LARGE.format(length=length, limit=limit)
             if request.path_info.startswith("/api/"):
                 response = JsonResponse(
-                    {"code": "too_large", "detail": message, "problems": [message]}, status=413
+                    {"code": ErrorCode.TOO_LARGE, "detail": message, "problems": [message]},
+                    status=413,
                 )
             else:
                 response = HttpResponse(message, status=413, content_type="text/plain")

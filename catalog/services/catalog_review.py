@@ -16,7 +16,7 @@ from catalog.models import Bundle, BundleVersion, CatalogReview, Publisher, Stat
 from catalog.selectors import IN_CATALOG
 from catalog.validators import DESCRIPTION_MAX
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.names import name_problem
 from pixie.core.people.permissions import require_operator
 
@@ -62,7 +62,7 @@ def review_at_publish(*, bundle_version: BundleVersion) -> tuple[str, list[str],
     ]  # fmt: skip
     if broken := [f"{what}'s name {p}" for what, n in names if (p := name_problem(n))]:
         raise ValidationFailed(
-            [f"{bundle_version} cannot be published: {b}" for b in broken], code="invalid"
+            [f"{bundle_version} cannot be published: {b}" for b in broken], code=ErrorCode.INVALID
         )
     verdict = imitation_check(
         publisher=publisher, publisher_name=publisher.name, slug=bundle.slug, name=bundle.name
@@ -70,7 +70,7 @@ def review_at_publish(*, bundle_version: BundleVersion) -> tuple[str, list[str],
     if verdict.refusals:
         raise ValidationFailed(
             [f"{bundle_version} cannot be published: {r}" for r in verdict.refusals],
-            code="imitation",
+            code=ErrorCode.IMITATION,
         )
     if verdict.holds:
         return CatalogReview.PENDING, verdict.holds, "held for an operator's review"
@@ -101,7 +101,7 @@ def _locked(bundle_version: BundleVersion) -> BundleVersion:
     if locked.status == Status.DRAFT:
         raise StateError(
             f"{locked} is a draft; only a published version is reviewed for the catalog.",
-            code="not_published",
+            code=ErrorCode.NOT_PUBLISHED,
         )
     return locked
 
@@ -112,7 +112,9 @@ def catalog_review_approve(*, bundle_version: BundleVersion, actor) -> BundleVer
     with audited(actor=actor, comment=f"Approved {bundle_version} for the catalog"):
         locked = _locked(bundle_version)
         if locked.catalog_review == CatalogReview.APPROVED:
-            raise StateError(f"{locked} is already in the catalog.", code="already_approved")
+            raise StateError(
+                f"{locked} is already in the catalog.", code=ErrorCode.ALREADY_APPROVED
+            )
         locked.catalog_review = CatalogReview.APPROVED
         locked.catalog_review_reason = ""
         locked.catalog_reviewed_at = timezone.now()
@@ -137,7 +139,7 @@ def catalog_review_refuse(*, bundle_version: BundleVersion, actor, reason: str) 
     if not reason:
         raise ValidationFailed(
             "Say why the version is refused (the publishing workspace reads the reason)",
-            code="reason_required",
+            code=ErrorCode.REASON_REQUIRED,
         )
     with audited(actor=actor, comment=f"Refused {bundle_version} for the catalog: {reason}"):
         locked = _locked(bundle_version)
@@ -169,13 +171,13 @@ def publisher_trust(*, publisher: Publisher, trusted: bool, actor) -> Publisher:
     require_operator(user=actor)
     if publisher.kind == Publisher.Kind.OPERATOR:
         raise StateError(
-            f"{publisher} is an operator publisher, trusted by definition.", code="operator"
+            f"{publisher} is an operator publisher, trusted by definition.", code=ErrorCode.OPERATOR
         )
     what = "trusted" if trusted else "no longer trusted"
     with audited(actor=actor, comment=f"Marked publisher {publisher.slug} {what}"):
         locked = Publisher.objects.select_for_update().get(pk=publisher.pk)
         if locked.trusted == trusted:
-            raise StateError(f"{locked} is already {what}.", code="unchanged")
+            raise StateError(f"{locked} is already {what}.", code=ErrorCode.UNCHANGED)
         locked.trusted = trusted
         locked.save(update_fields=["trusted"])
         return locked

@@ -16,7 +16,7 @@ from catalog.models import (
     Tool,
 )
 from pixie.core.audit.records import add_all_to_revision, audited
-from pixie.core.errors import PermissionRefused, StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, PermissionRefused, StateError, ValidationFailed
 from pixie.core.people.permissions import is_operator
 
 from .catalog_review import review_at_publish
@@ -51,7 +51,9 @@ def skill_version_publish(*, skill_version: SkillVersion, actor) -> SkillVersion
     with audited(actor=actor, comment=f"Published skill {skill_version}"):
         locked = SkillVersion.objects.select_for_update().get(pk=skill_version.pk)
         if locked.status == Status.PUBLISHED:
-            raise StateError(f"Skill {locked} is already published.", code="already_published")
+            raise StateError(
+                f"Skill {locked} is already published.", code=ErrorCode.ALREADY_PUBLISHED
+            )
         SkillVersion.objects.filter(pk=locked.pk).update(
             status=Status.PUBLISHED, published_at=timezone.now()
         )
@@ -125,12 +127,13 @@ def bundle_version_publish(
             raise StateError(
                 f"{locked} is already {locked.get_status_display().lower()}; "
                 "published versions never change. Create a new version instead.",
-                code="already_published",
+                code=ErrorCode.ALREADY_PUBLISHED,
             )
         problems = bundle_version_problems(locked)
         if problems:
             raise ValidationFailed(
-                [f"{locked} cannot be published: {p}" for p in problems], code="publish_refused"
+                [f"{locked} cannot be published: {p}" for p in problems],
+                code=ErrorCode.PUBLISH_REFUSED,
             )
         findings = bundle_version_scan(locked, blobs=blobs, aside=findings_aside)
         override = _findings_override(findings, findings_override, actor, locked)
@@ -192,7 +195,7 @@ def _findings_override(findings: list[dict], reason: str, actor, bundle_version)
         raise ValidationFailed(
             [f"{bundle_version} cannot be published: {finding_line(f)}" for f in refused]
             + ["An operator may publish it anyway, giving the reason (it is recorded)"],
-            code="findings_refused",
+            code=ErrorCode.FINDINGS_REFUSED,
         )
     if actor is not None and actor.is_active and not is_operator(actor):
         raise PermissionRefused("Only an operator may publish a version despite its findings.")
@@ -224,7 +227,7 @@ def bundle_version_yank(*, bundle_version: BundleVersion, actor, reason: str) ->
             raise StateError(
                 f"Only a published version can be yanked; {locked} is "
                 f"{locked.get_status_display().lower()}.",
-                code="not_published",
+                code=ErrorCode.NOT_PUBLISHED,
             )
         locked.status = Status.YANKED
         locked.yanked_at = timezone.now()

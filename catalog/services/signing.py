@@ -45,7 +45,7 @@ from catalog.models import (
 from catalog.skill_content import sha256_of, skill_digest
 from pixie.core.audit.records import audited
 from pixie.core.db.prepared import PreparedQuery, Slot
-from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.errors import ErrorCode, PixieError, ValidationFailed
 from pixie.core.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
 from pixie.core.keys import wrap_private as wrap
 from pixie.core.names import name_problem
@@ -57,7 +57,7 @@ KEY_TAG_PERSON = b"pixie-pub-key"
 class ContentNotAsSigned(PixieError):
     """Stored content differs from what its publisher signed: it is not applied."""
 
-    code = "not_as_signed"
+    code = ErrorCode.NOT_AS_SIGNED
     status = 409
 
 
@@ -334,7 +334,7 @@ def bundle_version_sign(bundle_version: BundleVersion) -> None:
                 f"{bundle_version} cannot be published: "
                 + "; ".join(differences(_stored_manifest(bundle_version), manifest, publisher.name))
             ]
-        raise ValidationFailed(problems, code="publish_refused")
+        raise ValidationFailed(problems, code=ErrorCode.PUBLISH_REFUSED)
     seed = unwrap_private(key.private_wrapped)
     bundle_version.manifest = data.decode("utf-8")
     bundle_version.manifest_sha256 = digest_of(data)

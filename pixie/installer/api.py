@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from agents.models import Agent
 from catalog.models import Generation, Installation, Plan
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.people.permissions import require_owner
 from pixie.core.web.api import InWorkspace
 
@@ -65,7 +65,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
         missing = sorted(named - set(found))
         if missing:
             raise ValidationFailed(
-                [f"{ws.name} has no agent {slug!r}" for slug in missing], code="bad_agent"
+                [f"{ws.name} has no agent {slug!r}" for slug in missing], code=ErrorCode.BAD_AGENT
             )
         agents = [found[slug] for slug in data["agents"]]
         leave_out = [found[slug] for slug in data["leave_out"]]

@@ -20,7 +20,7 @@ from rest_framework.authtoken.models import Token
 
 from catalog.models import Plan
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError
+from pixie.core.errors import ErrorCode, StateError
 from pixie.core.models import Membership
 from pixie.core.people.tokens import tokens_revoke_all
 
@@ -46,7 +46,7 @@ def login_deactivate(*, user, actor) -> dict:
         raise StateError(
             f"{user.username} is the last owner of {', '.join(alone)}; make someone else an "
             "owner there first",
-            code="last_owner",
+            code=ErrorCode.LAST_OWNER,
         )
     with audited(actor=actor, comment=f"Deactivated {user.username}"):
         done = offboard(user=user, actor=actor)

@@ -10,7 +10,7 @@ from agents.models import Agent
 from catalog.models import BundleVersion, Generation, Installation, Plan, Status
 from catalog.selectors import versions_visible_to_workspace, visible_to_workspace
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.models import Membership, Workspace
 from pixie.core.people.permissions import require_owner
 from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
@@ -38,30 +38,33 @@ def _check_request(*, workspace, kind, bundle_version, installation, generation=
             # The words of an unknown version: another workspace's bundle is not there.
             raise ValidationFailed(
                 f"No published version {bundle_version.version} of {bundle_version.bundle.slug}",
-                code="not_visible",
+                code=ErrorCode.NOT_VISIBLE,
             )
         if bundle_version.status == Status.YANKED:
             raise ValidationFailed(
                 f"{bundle_version} was yanked ({bundle_version.yank_reason}); it cannot be planned",
-                code="yanked",
+                code=ErrorCode.YANKED,
             )
         if bundle_version.status != Status.PUBLISHED:
-            raise ValidationFailed(f"{bundle_version} is not published", code="not_published")
+            raise ValidationFailed(
+                f"{bundle_version} is not published", code=ErrorCode.NOT_PUBLISHED
+            )
     if kind == Plan.Kind.INSTALL and installation is not None:
         installed_at = installation.bundle_version.version
         raise ValidationFailed(
             f"{installation.bundle.name} is already installed at {installed_at}; "
             "plan an upgrade instead",
-            code="already_installed",
+            code=ErrorCode.ALREADY_INSTALLED,
         )
     if kind in (Plan.Kind.UPGRADE, Plan.Kind.UNINSTALL) and installation is None:
         raise ValidationFailed(
             f"The bundle is not installed in {workspace.name}; plan an install",
-            code="not_installed",
+            code=ErrorCode.NOT_INSTALLED,
         )
     if kind == Plan.Kind.UPGRADE and installation.bundle_version_id == bundle_version.pk:
         raise ValidationFailed(
-            f"{bundle_version} is already installed; choose another version", code="same_version"
+            f"{bundle_version} is already installed; choose another version",
+            code=ErrorCode.SAME_VERSION,
         )
 
 
@@ -70,23 +73,25 @@ def _check_rollback(workspace, bundle_version, installation, generation) -> None
     if installation is None:
         raise ValidationFailed(
             f"The bundle is not installed in {workspace.name}: there is nothing to roll back",
-            code="not_installed",
+            code=ErrorCode.NOT_INSTALLED,
         )
     if generation is None:
-        raise ValidationFailed("A rollback names the generation to return to", code="invalid")
+        raise ValidationFailed(
+            "A rollback names the generation to return to", code=ErrorCode.INVALID
+        )
     if installation.bundle_version_id == bundle_version.pk:
         raise ValidationFailed(
             f"Generation {generation} left {bundle_version} installed, which is installed "
             "now: there is nothing to roll back (to undo a local edit, restore the skill's "
             "revision)",
-            code="same_version",
+            code=ErrorCode.SAME_VERSION,
         )
     if bundle_version.status == Status.YANKED:
         raise ValidationFailed(
             f"Generation {generation} left {bundle_version} installed, which was yanked since "
             f"({bundle_version.yank_reason}): it can no longer be restored; roll back to "
             "another generation, or upgrade",
-            code="yanked",
+            code=ErrorCode.YANKED,
         )
 
 
@@ -106,7 +111,7 @@ def generation_of(installation: Installation, number) -> Generation:
         raise ValidationFailed(
             f"{installation.bundle.name} in {installation.workspace.name} has no generation "
             f"{number}: {have}",
-            code="no_generation",
+            code=ErrorCode.NO_GENERATION,
         )
     return generation
 
@@ -140,7 +145,7 @@ def installed(workspace, bundle_slug: str, *, doing: str = "roll back") -> Insta
     if installation is None:
         raise ValidationFailed(
             f"{bundle_slug} is not installed in {workspace.name}: there is nothing to {doing}",
-            code="not_installed",
+            code=ErrorCode.NOT_INSTALLED,
         )
     return installation
 
@@ -177,7 +182,7 @@ def _check_choices(fork_choices: dict, steps: list[dict]) -> None:
                 "and in the catalog"
             )
     if problems:
-        raise ValidationFailed(problems, code="bad_fork_choice")
+        raise ValidationFailed(problems, code=ErrorCode.BAD_FORK_CHOICE)
 
 
 def plan_create(
@@ -226,7 +231,9 @@ def plan_create(
     if left_out and Agent.objects.filter(workspace=workspace, pk__in=left_out).count() != len(
         left_out
     ):  # an id posted from a page, not an agent of this workspace: refused, not kept
-        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
+        raise ValidationFailed(
+            f"Every agent must belong to {workspace.name}", code=ErrorCode.BAD_AGENT
+        )
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=kind,
@@ -237,7 +244,9 @@ def plan_create(
         leave_out=left_out,
     )
     if len(inputs.agents) != len(set(agent_ids)):
-        raise ValidationFailed(f"Every agent must belong to {workspace.name}", code="bad_agent")
+        raise ValidationFailed(
+            f"Every agent must belong to {workspace.name}", code=ErrorCode.BAD_AGENT
+        )
     depth: dict[str, int] = {}
     while True:
         try:
@@ -316,7 +325,7 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
         raise StateError(
             f"Plan #{plan.pk} cannot be approved: {why_stale}, so it is stale now. "
             "Create a new plan if it is still wanted.",
-            code="policy_expiry",
+            code=ErrorCode.POLICY_EXPIRY,
         )
     with audited(actor=actor, comment=f"Approved plan #{plan.pk}", plan=plan):
         # The policy as it stands now, held until the approval commits: the workspace's

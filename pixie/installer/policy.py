@@ -27,7 +27,7 @@ from django.utils import timezone
 from catalog.findings import SEVERITIES
 from catalog.models import Plan
 from pixie.core.audit.records import audited
-from pixie.core.errors import PermissionRefused, ValidationFailed
+from pixie.core.errors import ErrorCode, PermissionRefused, ValidationFailed
 from pixie.core.models import Membership, Notification, PolicyLevel, Workspace
 from pixie.core.notifications.service import Notice, notify
 from pixie.core.people.permissions import require_owner
@@ -284,7 +284,7 @@ def policy_update(*, workspace: Workspace, actor, changes: dict) -> Workspace:
     require_owner(user=actor, workspace=workspace)
     problems = _problems(changes)
     if problems:
-        raise ValidationFailed(problems, code="invalid_policy")
+        raise ValidationFailed(problems, code=ErrorCode.INVALID_POLICY)
     with transaction.atomic():
         locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
         said = [

@@ -6,7 +6,7 @@ import reversion
 
 from catalog.models import Plan
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError
+from pixie.core.errors import ErrorCode, StateError
 from pixie.core.people.permissions import require_owner
 
 
@@ -22,7 +22,7 @@ def plan_take_over(*, plan: Plan, actor) -> Plan:
             raise StateError(
                 f"Plan #{plan.pk} is not waiting for a new asker; only a proposed plan whose "
                 "asker left can be taken over.",
-                code="not_orphaned",
+                code=ErrorCode.NOT_ORPHANED,
             )
         plan.refresh_from_db()
         reversion.add_to_revision(plan)

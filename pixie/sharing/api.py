@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from catalog.models import WorkspaceSkill
 from catalog.services.workspace_skills import skill_rename
-from pixie.core.errors import PixieError
+from pixie.core.errors import ErrorCode, PixieError
 from pixie.core.people.permissions import require_owner
 from pixie.core.web.api import InWorkspace, error_body, pixie_error_body
 from pixie.sharing import services as svc
@@ -270,7 +270,7 @@ def inbox(request):
             "The inbox takes sealed envelopes from other servers, by POST; it has nothing to read."
         )
         response = JsonResponse(
-            error_body(code="method_not_allowed", problems=[problem]), status=405
+            error_body(code=ErrorCode.METHOD_NOT_ALLOWED, problems=[problem]), status=405
         )
         response["Allow"] = "POST"
         return response

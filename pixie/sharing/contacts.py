@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.http import Http404
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.models import Membership, Workspace
 from pixie.core.people.permissions import require_owner
 from pixie.core.web.whole_numbers import whole_number
@@ -119,7 +119,7 @@ def _contact_add(*, workspace: Workspace, fields: dict[str, str], actor) -> Cont
     ).first()
     if existing is not None:
         raise ValidationFailed(
-            f"{existing.name} is already in {workspace.name}'s contacts.", code="duplicate"
+            f"{existing.name} is already in {workspace.name}'s contacts.", code=ErrorCode.DUPLICATE
         )
     with audited(actor=actor, comment=f"Added contact {fields['name']}"):
         contact = Contact.objects.create(

@@ -19,7 +19,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pixie.core.errors import PixieError
+from pixie.core.errors import ErrorCode, PixieError
 
 INBOX_PATH_END = "/api/inbox/"
 MAX_URL = 300
@@ -40,7 +40,7 @@ _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1:
 class DestinationRefused(PixieError):
     """This server will not connect there; ``reason`` says why, in a few words."""
 
-    code = "destination_refused"
+    code = ErrorCode.DESTINATION_REFUSED
 
     def __init__(self, message: str, *, reason: str):
         super().__init__(message)

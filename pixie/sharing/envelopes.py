@@ -15,7 +15,7 @@ import uuid
 
 from django.conf import settings
 
-from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.errors import ErrorCode, PixieError, ValidationFailed
 from pixie.sharing import crypto
 
 ENVELOPE_SENTINEL = "pixie_envelope"
@@ -23,7 +23,7 @@ ENVELOPE_FIELDS = frozenset({ENVELOPE_SENTINEL, "id", "to", "sealed"})
 
 
 class EnvelopeTooLarge(PixieError):
-    code = "too_large"
+    code = ErrorCode.TOO_LARGE
     status = 413
 
 
@@ -48,11 +48,11 @@ def envelope_parse(raw: bytes) -> tuple[uuid.UUID, bytes, bytes]:
     try:
         document = json.loads(raw)
     except (ValueError, RecursionError):
-        raise ValidationFailed("The envelope is not JSON.", code="bad_envelope") from None
+        raise ValidationFailed("The envelope is not JSON.", code=ErrorCode.BAD_ENVELOPE) from None
     if not isinstance(document, dict) or document.keys() != ENVELOPE_FIELDS:
         raise ValidationFailed(
             f"An envelope has exactly the fields {', '.join(sorted(ENVELOPE_FIELDS))}.",
-            code="bad_envelope",
+            code=ErrorCode.BAD_ENVELOPE,
         )
     problems = []
     if document[ENVELOPE_SENTINEL] != 1 or isinstance(document[ENVELOPE_SENTINEL], bool):
@@ -67,7 +67,7 @@ def envelope_parse(raw: bytes) -> tuple[uuid.UUID, bytes, bytes]:
     if sealed is None:
         problems.append("sealed must be base64")
     if problems:
-        raise ValidationFailed(problems, code="bad_envelope")
+        raise ValidationFailed(problems, code=ErrorCode.BAD_ENVELOPE)
     return message_id, to, sealed
 
 

@@ -31,7 +31,7 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 from django_ratelimit.core import get_usage
 
-from pixie.core.errors import PixieError
+from pixie.core.errors import ErrorCode, PixieError
 from pixie.core.models import Workspace
 from pixie.sharing.models import Identity, InboxRefusals, Message
 
@@ -46,7 +46,7 @@ REASONS = (OVER_QUOTA, RATE_LIMITED, BLOCKED)
 class InboxBusy(PixieError):
     """Refused for now; the sender may try again after ``retry_after`` seconds."""
 
-    code = "try_later"
+    code = ErrorCode.TRY_LATER
     status = 429
 
     def __init__(self, *, reason: str, retry_after: int):

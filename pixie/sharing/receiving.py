@@ -15,7 +15,7 @@ from django.db import IntegrityError
 from django.urls import reverse
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import PixieError
+from pixie.core.errors import ErrorCode, PixieError
 from pixie.core.notifications.service import Kind, Notice, notify
 from pixie.core.skillshare import SENTINEL
 from pixie.sharing import crypto
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 class EnvelopeRefusedError(PixieError):
-    code = "refused"
+    code = ErrorCode.REFUSED
     status = 400
 
     def __init__(self):
@@ -38,7 +38,7 @@ class EnvelopeRefusedError(PixieError):
 
 
 class AlreadyReceived(PixieError):
-    code = "duplicate"
+    code = ErrorCode.DUPLICATE
     status = 409
 
     def __init__(self):

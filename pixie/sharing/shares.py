@@ -14,7 +14,7 @@ from catalog.findings import scan_skill
 from catalog.models import RevisionFile, SkillRevision, Tool, WorkspaceSkill
 from catalog.services.workspace_skills import NewSkill, skills_create
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.models import Membership, Workspace
 from pixie.core.namespace.engine import closure
 from pixie.core.people.permissions import require_owner
@@ -155,7 +155,7 @@ def share_body(*, workspace: Workspace, skill: WorkspaceSkill) -> str:
     """
     preview = share_preview(workspace=workspace, skill=skill)
     if preview.refused:
-        raise ValidationFailed(preview.problems, code="over_share_limits")
+        raise ValidationFailed(preview.problems, code=ErrorCode.OVER_SHARE_LIMITS)
     return preview.body
 
 
@@ -200,7 +200,9 @@ def share_review(*, workspace: Workspace, message: Message, role: str | None) ->
     """Everything the review page shows. Any member may read it; owners may import."""
     opened = message_open(message=message)
     if opened.share is None:
-        raise ValidationFailed(f"Message {message.pk} carries no skill share.", code="not_a_share")
+        raise ValidationFailed(
+            f"Message {message.pk} carries no skill share.", code=ErrorCode.NOT_A_SHARE
+        )
     local = WorkspaceSkill.objects.filter(workspace=workspace).values_list("slug", flat=True)
     unresolved = find_unresolved(opened.share, set(local), _tool_slugs())
     why_not = opened.import_refusal

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.models import Workspace
 from pixie.core.people.permissions import require_owner
 from pixie.sharing.models import BlockedSender, Message
@@ -109,7 +109,9 @@ def sender_block(
         if delete_pending:
             deleted, _ = pending_from(workspace=workspace, sender_tag=message.sender_tag).delete()
     if not created and not deleted:
-        raise ValidationFailed(f"“{blocked.claimed_name}” is already blocked.", code="duplicate")
+        raise ValidationFailed(
+            f"“{blocked.claimed_name}” is already blocked.", code=ErrorCode.DUPLICATE
+        )
     return BlockResult(blocked=blocked, deleted=deleted)
 
 

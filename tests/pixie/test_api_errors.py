@@ -5,7 +5,7 @@ import jsonschema
 import pytest
 from rest_framework.test import APIClient
 
-from pixie.core.web.schema import ERROR
+from pixie.core.web.schema import COMPONENTS, ERROR
 from tests.clients import api_for
 from tests.factories import make_user, make_workspace
 
@@ -48,7 +48,7 @@ REFUSALS = [
 def _check(answer, status, code, problem):
     assert answer.status_code == status, answer.content
     body = answer.json()
-    jsonschema.validate(body, ERROR)
+    jsonschema.validate(body, {**ERROR, "components": {"schemas": COMPONENTS}})
     assert body["code"] == code
     assert body["detail"] == "; ".join(body["problems"])
     if problem is not None:

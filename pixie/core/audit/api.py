@@ -26,7 +26,7 @@ from pixie.core.audit.log import (
     entry_rows,
     keyset,
 )
-from pixie.core.errors import PermissionRefused
+from pixie.core.errors import ErrorCode, PermissionRefused
 from pixie.core.models import AuditEntry
 from pixie.core.people.permissions import reads_audit_log
 from pixie.core.web.api import InWorkspace
@@ -177,7 +177,7 @@ class ReadsAuditLog:
             raise PermissionRefused(
                 "Only auditors and operators read the audit log; a workspace's members "
                 "read its history at /api/workspaces/{workspace}/history/.",
-                code="auditor_required",
+                code=ErrorCode.AUDITOR_REQUIRED,
             )
 
     def entries(self):

@@ -34,7 +34,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
-from pixie.core.errors import ValidationFailed
+from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.models import Membership, Notification, NotificationChoice
 from pixie.core.names import one_line
 
@@ -254,7 +254,7 @@ def notification_choices_set(*, user, choices: dict[str, dict[str, bool]]) -> di
     if unknown:
         raise ValidationFailed(
             f"No kind of notification {', '.join(unknown)}; the kinds are {', '.join(Kind.values)}",
-            code="unknown_kind",
+            code=ErrorCode.UNKNOWN_KIND,
         )
     with transaction.atomic():
         for kind, choice in choices.items():

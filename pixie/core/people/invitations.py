@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.models import Invitation, Membership, Workspace
 from pixie.core.people.members import owner_added_notify, username_problems
 from pixie.core.people.permissions import require_owner
@@ -43,7 +43,7 @@ NOT_VALID = (
 
 
 class InvitationNotValid(StateError):
-    code = "invitation_not_valid"
+    code = ErrorCode.INVITATION_NOT_VALID
 
     def __init__(self):
         super().__init__(NOT_VALID)
@@ -92,13 +92,13 @@ def invitation_make(*, workspace: Workspace, actor, email: str, role: str) -> In
             raise StateError(
                 f"{email} has an invitation to {workspace.name} waiting already; revoke it "
                 "to make a new link",
-                code="already_invited",
+                code=ErrorCode.ALREADY_INVITED,
             )
         if waiting.count() >= MAX_WAITING:
             raise StateError(
                 f"{workspace.name} has {MAX_WAITING} invitations waiting, the most it may; "
                 "revoke some first",
-                code="too_many_invitations",
+                code=ErrorCode.TOO_MANY_INVITATIONS,
             )
         invitation = Invitation.objects.create(
             workspace=workspace, email=email, role=role, key_hash=key_hash(secret),
@@ -114,7 +114,7 @@ def invitation_revoke(*, workspace: Workspace, actor, invitation_id: int) -> Inv
         if invitation is None:
             raise ValidationFailed(
                 f"No invitation to {workspace.name} waiting with id {invitation_id}",
-                code="no_such_invitation",
+                code=ErrorCode.NO_SUCH_INVITATION,
             )
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
@@ -148,7 +148,7 @@ def invitation_accept(*, secret: str, user) -> Membership:
             raise StateError(
                 f"You are already a member of {workspace.name}; this link is left for "
                 "whoever it was meant for",
-                code="already_member",
+                code=ErrorCode.ALREADY_MEMBER,
             )
         if not user.is_staff:  # the workspace's pages are the admin's: let them sign in
             user.is_staff = True
@@ -179,7 +179,7 @@ def invitation_accept_new(*, secret: str, username: str, password: str) -> Membe
     if problems:
         raise ValidationFailed(problems)
     taken = ValidationFailed(
-        f"username: {username!r} is taken; choose another", code="username_taken"
+        f"username: {username!r} is taken; choose another", code=ErrorCode.USERNAME_TAKEN
     )
     with audited(actor=None, comment=f"Made the login {username} to accept an invitation"):
         if User.objects.filter(username__iexact=username).exists():

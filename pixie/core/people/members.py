@@ -24,7 +24,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from pixie.core.audit.records import audited
-from pixie.core.errors import StateError, ValidationFailed
+from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.models import ApiToken, Membership, Notification, Workspace
 from pixie.core.notifications.service import Notice, notify
 from pixie.core.people.permissions import require_owner
@@ -106,7 +106,7 @@ def member_add(
         raise ValidationFailed(
             "username: Pixie does not add an existing login; invite the person by email "
             "address instead, and they join with their own login when they accept",
-            code="invite_instead",
+            code=ErrorCode.INVITE_INSTEAD,
         )
     with audited(actor=actor, comment=f"Added {username} to {workspace.name} as {role}"):
         _locked(workspace)
@@ -116,7 +116,7 @@ def member_add(
             raise ValidationFailed(
                 f"username: {username!r} is taken; choose another (to add the person who "
                 "may have it, invite them by email address)",
-                code="username_taken",
+                code=ErrorCode.USERNAME_TAKEN,
             )
         user = User.objects.create_user(username=username, email=email, is_staff=True)
         user.set_unusable_password()
@@ -154,7 +154,7 @@ def _membership(workspace: Workspace, username: str) -> Membership:
     )
     if membership is None:
         raise ValidationFailed(
-            f"{username[:60]!r} is not a member of {workspace.name}", code="not_a_member"
+            f"{username[:60]!r} is not a member of {workspace.name}", code=ErrorCode.NOT_A_MEMBER
         )
     return membership
 
@@ -177,7 +177,8 @@ def _owners_remain(workspace: Workspace, leaving: list[Membership]) -> None:
             else f"{', '.join(names[:-1])} and {names[-1]} are the last owners"
         )
         raise StateError(
-            f"{who} of {workspace.name}; make someone else an owner first", code="last_owner"
+            f"{who} of {workspace.name}; make someone else an owner first",
+            code=ErrorCode.LAST_OWNER,
         )
 
 

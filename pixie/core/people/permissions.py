@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
-from pixie.core.errors import PermissionRefused
+from pixie.core.errors import ErrorCode, PermissionRefused
 from pixie.core.models import ApiToken, AuditEntry, Membership, Workspace
 
 
@@ -68,7 +68,7 @@ def require_owner(*, user, workspace, role: str | None = None) -> None:
     if role != Membership.Role.OWNER:
         raise PermissionRefused(
             f"Only an owner of {workspace.name} can do this; you are a member.",
-            code="owner_required",
+            code=ErrorCode.OWNER_REQUIRED,
         )
 
 
@@ -171,5 +171,5 @@ def require_operator(*, user) -> None:
     if not is_operator(user):
         raise PermissionRefused(
             "Only an operator (a superuser or a member of the group operators) can do this.",
-            code="operator_required",
+            code=ErrorCode.OPERATOR_REQUIRED,
         )

@@ -26,7 +26,7 @@ from rest_framework.authtoken.models import Token
 
 from pixie.core.audit.records import audited
 from pixie.core.db.prepared import PreparedQuery, Slot
-from pixie.core.errors import PermissionRefused, ValidationFailed
+from pixie.core.errors import ErrorCode, PermissionRefused, ValidationFailed
 from pixie.core.models import ApiToken, Membership, Workspace
 from pixie.core.names import name_problem
 from pixie.core.people.permissions import require_owner
@@ -58,7 +58,7 @@ def token_create(
         raise PermissionRefused(
             "A token limited to a workspace or to reading cannot make tokens; sign in, or "
             "use an unlimited token.",
-            code="token_limited",
+            code=ErrorCode.TOKEN_LIMITED,
         )
     name = (name or "").strip()
     problems = []
@@ -82,7 +82,7 @@ def token_create(
         if ApiToken.objects.filter(user=user, revoked_at=None).count() >= MAX_ACTIVE_TOKENS:
             raise ValidationFailed(
                 f"You have {MAX_ACTIVE_TOKENS} live tokens already; revoke one first",
-                code="too_many_tokens",
+                code=ErrorCode.TOO_MANY_TOKENS,
             )
         token = ApiToken.objects.create(
             user=user,
@@ -247,7 +247,7 @@ class TokenLimits(permissions.BasePermission):
         if token.read_only and not safe:
             raise PermissionRefused(
                 f"The token {token.name!r} is read-only: it cannot change anything.",
-                code="token_read_only",
+                code=ErrorCode.TOKEN_READ_ONLY,
             )
         if token.workspace_id is None:
             return True
@@ -261,7 +261,7 @@ class TokenLimits(permissions.BasePermission):
             return True
         raise PermissionRefused(
             f"The token {token.name!r} is limited to the workspace {token.workspace.slug}.",
-            code="token_workspace_limited",
+            code=ErrorCode.TOKEN_WORKSPACE_LIMITED,
         )
 
 

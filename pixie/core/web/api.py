@@ -12,6 +12,7 @@ keeps DRF's per-field messages, nested as the body is. The schema's ``Error`` co
 (pixie.core.web.schema) describes it.
 """
 
+import logging
 import re
 
 from django.http import Http404, JsonResponse
@@ -23,13 +24,14 @@ from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.errors import ErrorCode, PixieError, ValidationFailed
 from pixie.core.people.permissions import (
     token_workspace_id,
     workspace_for_history_reader,
     workspace_for_member,
 )
 
+log = logging.getLogger(__name__)
 _DJANGO_NOT_FOUND = re.compile(r"No \w+ matches the given query\.")
 
 
@@ -73,10 +75,10 @@ def exception_handler(exc, context):
         return None  # not an API error: a server error, which Django reports
     if isinstance(exc, ValidationError):
         problems = _field_problems(response.data) or ["The request is not valid."]
-        response.data = error_body(code="invalid", problems=problems, fields=response.data)
+        response.data = error_body(code=ErrorCode.INVALID, problems=problems, fields=response.data)
     else:
         detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
-        code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+        code = _registered(getattr(detail, "code", None) or getattr(exc, "default_code", ""))
         words = str(detail) or str(exc)
         if isinstance(exc, Http404) and _DJANGO_NOT_FOUND.fullmatch(words):
             words = "Not found."  # get_object_or_404's words name a model class
@@ -84,12 +86,25 @@ def exception_handler(exc, context):
     return response
 
 
+def _registered(code) -> ErrorCode:
+    """DRF's code for its refusal, as the ErrorCode it is registered as; a code nobody
+    registered (a library's own) is answered as ``error`` and logged, so that the answer
+    keeps to the schema."""
+    try:
+        return ErrorCode(str(code))
+    except ValueError:
+        log.warning("An API refusal carried the unregistered code %r; answered as 'error'.", code)
+        return ErrorCode.ERROR
+
+
 def not_found(request, exception):
     """Django's answer to a URL no route matches (handler404). Under /api/ it is JSON in
     the shape of every other refusal there, so a client that mistypes an id in a path (one
     that is not a slug or a number) reads a refusal it can parse, not an HTML page."""
     if request.path.startswith("/api/"):
-        return JsonResponse(error_body(code="not_found", problems=["Not found."]), status=404)
+        return JsonResponse(
+            error_body(code=ErrorCode.NOT_FOUND, problems=["Not found."]), status=404
+        )
     return page_not_found(request, exception)
 
 

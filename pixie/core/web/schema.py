@@ -15,16 +15,14 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework.permissions import AllowAny
 
+from pixie.core.errors import ErrorCode
 from pixie.core.web.api import StrictSerializer
 
 ERROR = {
     "type": "object",
     "description": "A refusal. Every 4xx answer of the API has this shape.",
     "properties": {
-        "code": {
-            "type": "string",
-            "description": "Stable, for programs: e.g. `invalid`, `not_found`, `conflict`.",
-        },
+        "code": {"$ref": "#/components/schemas/ErrorCode"},
         "detail": {"type": "string", "description": "What is wrong, for a person to read."},
         "problems": {
             "type": "array",
@@ -47,7 +45,17 @@ ERROR = {
     },
     "required": ["code", "detail", "problems"],
 }
-COMPONENTS = {"Error": ERROR}
+ERROR_CODE = {
+    "type": "string",
+    "enum": [code.value for code in ErrorCode],
+    "description": (
+        "Stable, for programs: what kind of refusal it is (`invalid`, `not_found`, "
+        "`owner_required`, ...). Every code the API answers with is listed here "
+        "(pixie.core.errors.ErrorCode); a new one is added to the list before any answer "
+        "carries it."
+    ),
+}
+COMPONENTS = {"Error": ERROR, "ErrorCode": ERROR_CODE}
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
