@@ -1,5 +1,6 @@
 """Agents' API: attachments, composed prompt, menu, turns. Thin callers of services."""
 
+from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
@@ -11,7 +12,8 @@ from pixie.core.web.api import InWorkspace, StrictSerializer
 from pixie.core.web.schema import QueryParametersSchema
 
 from . import selectors, services
-from .models import Agent, AgentSkill, Turn
+from .models import Agent, AgentSkill, Turn, TurnSkill
+from .promote import assembly_promote
 from .prompt_history import moment, prompt_compare
 
 
@@ -196,8 +198,6 @@ class PromotedSerializer(serializers.Serializer):
 class AgentPromote(AgentView, APIView):
     @extend_schema(request=PromoteSerializer, responses={201: PromotedSerializer})
     def post(self, request, workspace, agent):
-        from .promote import assembly_promote
-
         published = assembly_promote(
             agent=self.agent(), actor=request.user, **_valid(PromoteSerializer, request)
         )
@@ -314,10 +314,6 @@ class AgentMenu(AgentView, APIView):
 
 
 def turns_of(workspace):
-    from django.db.models import Prefetch
-
-    from .models import TurnSkill
-
     return (
         Turn.objects.filter(agent__workspace=workspace)
         .select_related("agent")

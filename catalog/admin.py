@@ -34,6 +34,7 @@ from .admin_release import ReleaseActions
 from .admin_review import CatalogReviewPages, PublisherTrustPages
 from .admin_skill_history import SkillHistoryPages
 from .admin_skill_pages import SkillPages
+from .bundle_picture import bundle_picture
 from .models import (
     Bundle,
     BundleCredential,
@@ -49,11 +50,13 @@ from .models import (
     Tool,
     WorkspaceSkill,
 )
+from .selectors import bundle_version_skills, skill_versions_files
 from .services import skill_version_publish
 from .services.catalog_review import review_queue
 from .services.findings import bundle_version_findings
 from .services.publishing import skill_package_check, skill_package_create
 from .services.signing import publisher_key_ensure, signature_summary, signature_words
+from .skill_files_display import skill_display, totals_of
 
 REVIEW_FIELDS = [
     "catalog_review",
@@ -220,8 +223,6 @@ class SkillVersionAdmin(MemberReadable, ReadOnlyHistoryAdmin):
         return super().has_delete_permission(request, obj)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        from .selectors import skill_versions_files
-        from .skill_files_display import skill_display
 
         version = self.get_object(request, object_id)
         extra = {}
@@ -342,8 +343,6 @@ class BundleCredentialInline(MemberReadableInline, FrozenWhenPublished, admin.Ta
 def bundle_files_context(bundle_version) -> dict:
     """Each skill's files, lines and estimated tokens, and the version's totals (two
     queries), with links to the API's file and .zip downloads."""
-    from .selectors import bundle_version_skills
-    from .skill_files_display import skill_display, totals_of
 
     slug, version = bundle_version.bundle.slug, bundle_version.version
     entries = bundle_version_skills(bundle_version=bundle_version)
@@ -471,8 +470,6 @@ class BundleVersionAdmin(
     def change_view(self, request, object_id, form_url="", extra_context=None):
         from django.utils.safestring import mark_safe
 
-        from .bundle_picture import bundle_picture
-
         bundle_version = self.get_object(request, object_id)
         extra = {}
         if bundle_version is not None:
@@ -547,7 +544,7 @@ class WorkspaceSkillAdmin(SkillPages, SkillHistoryPages, ServiceManagedAdmin):
     inlines = [SkillRevisionInline]
     change_form_template = "admin/catalog/workspaceskill/change_form.html"
     # Pages a layer above catalog adds to a skill ("Share with a contact", from
-    # pixie.sharing.admin_skill): functions of this admin that return URL patterns.
+    # pixie.sharing.admin.skill): functions of this admin that return URL patterns.
     extra_pages = []
 
     def get_urls(self):

@@ -17,6 +17,8 @@ from xml.sax.saxutils import escape
 
 from pixie.core.namespace.engine import parse_mentions
 
+from .models import Tool
+
 ROW = 30  # a row per skill keeps 50 skills at 1,500 px: scroll, but every label legible
 BOX_H = 22
 LANE = 100  # room on the left for skill-to-skill arcs
@@ -223,7 +225,6 @@ def _right_boxes(right: list[_Node]) -> list[str]:
 
 def bundle_picture(bundle_version) -> str:
     """The SVG for one bundle version (four queries whatever its size)."""
-    from .models import Tool
 
     entries = bundle_version.skills.select_related("skill_version__package").order_by(
         "position", "id"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from catalog.bundle_files import SkillSpec, render_skill_file, skill_md_text
+from catalog.services.bundle_load import skill_spec_of
 from catalog.skill_content import skill_size
 from catalog.validators import GUIDANCE_LINES, GUIDANCE_TOKENS
 
@@ -43,8 +45,6 @@ def skill_md_bytes(version) -> int:
     """The size of SKILL.md as served: as loaded, or rendered when it never was a file."""
     if version.skill_md:
         return len(version.skill_md.encode("utf-8"))
-    from catalog.bundle_files import skill_md_text
-    from catalog.services.bundle_load import skill_spec_of
 
     return len(skill_md_text(skill_spec_of(version)).encode("utf-8"))
 
@@ -88,7 +88,6 @@ def revision_skill_md(skill) -> str:
     byte; any other revision is rendered in the Agent Skills shape, its label the
     upstream's version or r<number> as semver build metadata.
     """
-    from catalog.bundle_files import SkillSpec, render_skill_file
 
     head, upstream = skill.head, skill.head.upstream
     if (

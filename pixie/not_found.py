@@ -12,6 +12,8 @@ from django.conf import settings
 from django.http import Http404
 from django.urls import Resolver404, get_resolver
 
+from pixie.core.web.api import not_found
+
 
 class NotFoundPages:
     def __init__(self, get_response):
@@ -35,6 +37,5 @@ def _not_found(request, exception):
     # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here:
     # pixie.core.web.api loads DRF, whose settings name pixie.core.web.api (a middleware loads
     # first).
-    from pixie.core.web.api import not_found
 
     return not_found(request, exception)

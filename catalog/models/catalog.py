@@ -14,6 +14,7 @@ from catalog.validators import (
     validate_host,
     validate_semver,
 )
+from pixie.core.errors import ImmutableError
 from pixie.core.names import validate_name
 from pixie.core.namespace.fields import SlugField
 
@@ -305,7 +306,6 @@ class BundlePart(models.Model):
 
     def save(self, *args, **kwargs):
         if self._parent_frozen():
-            from pixie.core.errors import ImmutableError
 
             raise ImmutableError(
                 "This bundle version is published and cannot be changed; "
@@ -315,7 +315,6 @@ class BundlePart(models.Model):
 
     def delete(self, *args, **kwargs):
         if self._parent_frozen():
-            from pixie.core.errors import ImmutableError
 
             raise ImmutableError("This bundle version is published and cannot be changed.")
         return super().delete(*args, **kwargs)

@@ -11,6 +11,8 @@ from django.db import models
 
 from pixie.core.errors import ImmutableError
 
+from .catalog import SkillVersion, Status
+
 
 class BlobQuerySet(models.QuerySet):
     def update(self, **kwargs):
@@ -90,7 +92,6 @@ class SkillFile(FileEntry):
         return super().delete(*args, **kwargs)
 
     def _refuse_if_published(self):
-        from .catalog import SkillVersion, Status
 
         if (
             self.skill_version_id is not None

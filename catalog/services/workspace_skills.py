@@ -19,6 +19,7 @@ from pixie.core.audit.records import audited
 from pixie.core.errors import ValidationFailed
 from pixie.core.names import name_problem
 from pixie.core.namespace.engine import apply_rename, is_slug, mention_set, parse_mentions
+from pixie.core.people.permissions import require_owner
 
 from .revision_files import revision_files_from_revisions, revision_files_from_versions
 
@@ -343,7 +344,6 @@ def is_fork(skill: WorkspaceSkill) -> bool:
 
 def skill_set_advertised(*, skill: WorkspaceSkill, advertised: bool, actor) -> WorkspaceSkill:
     """Put a skill on the planner's menu, or take it off: an owner's explicit choice."""
-    from pixie.core.people.permissions import require_owner
 
     require_owner(user=actor, workspace=skill.workspace)
     if skill.advertised == advertised:

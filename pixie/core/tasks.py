@@ -5,7 +5,7 @@ live in pixie.sharing.tasks.)"""
 
 from celery import shared_task
 
-from pixie.core.notifications.service import notification_emails_send
+from pixie.core.notifications.emails import notification_emails_send
 
 
 @shared_task(name="pixie.notifications.send_emails", acks_late=True)

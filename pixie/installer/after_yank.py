@@ -7,12 +7,17 @@ generation whose version is not yanked; else none, and the notification says why
 Pixie only proposes: an owner reads, approves or rejects it as any other plan. Each
 workspace is its own transaction, and one that fails does not stop the others. Running
 it again changes nothing: a plan Pixie prepared for this yank is not prepared twice.
+
+The module holds the whole of it: the receiver of catalog's signal, the task it queues
+(registered when the installer's app connects the receiver) and the service the task
+runs. So it imports pixie.installer.tasks nowhere, and tasks.py nothing of it.
 """
 
 from __future__ import annotations
 
 import logging
 
+from celery import shared_task
 from django.db import transaction
 from django.urls import reverse
 
@@ -31,10 +36,16 @@ log = logging.getLogger(__name__)
 def queue_after_yank(sender, bundle_version, **kwargs) -> None:
     """catalog's ``bundle_version_yanked``: prepare the plans once the yank commits (a yank
     rolled back prepares nothing and tells nobody)."""
-    from .tasks import plans_after_yank
-
     pk = bundle_version.pk
     transaction.on_commit(lambda: plans_after_yank.delay(pk))
+
+
+@shared_task(name="pixie.installer.tasks.plans_after_yank", acks_late=True)
+def plans_after_yank(bundle_version_id: int) -> dict[int, int | None]:
+    """Queued when a yank commits: a ready plan for each workspace that runs the version;
+    running it again prepares nothing twice. (Its name is from when it lived in tasks.py:
+    a message queued then still reaches it.)"""
+    return after_yank(bundle_version_id=bundle_version_id)
 
 
 def connect() -> None:

@@ -14,6 +14,7 @@ from pixie.core.errors import ErrorCode, StateError, ValidationFailed
 from pixie.core.models import Membership, Workspace
 from pixie.core.people.permissions import require_owner
 from pixie.installer.plan_core import FORK_CHOICES, SlugsUnread, compute_plan
+from pixie.installer.tasks import apply_plan
 
 from .plan_inputs import (
     RESLUG_CANDIDATES,
@@ -317,7 +318,6 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
     The workspace's approval policy is checked first (pixie.installer.policy): a required
     rule not satisfied refuses and changes nothing, except that a plan past a required
     expiry becomes stale; the rules as evaluated are kept with the approval."""
-    from pixie.installer.tasks import apply_plan
 
     require_owner(user=actor, workspace=plan.workspace)
     why_stale = plan_expire_if_due(plan=plan, actor=actor)  # committed, then refused

@@ -1,7 +1,9 @@
 """Celery tasks: thin callers of services, safe to run twice.
 
 Each keeps the name it had in ``catalog.tasks``: plans queued by an earlier release,
-and beat's schedule, still reach it. A task new here is named after this module."""
+and beat's schedule, still reach it. A task new here is named after this module.
+(The task that prepares plans after a yank lives with its receiver and its service, in
+pixie.installer.after_yank.)"""
 
 from datetime import timedelta
 
@@ -9,7 +11,6 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from .after_yank import after_yank
 from .plan_state import TRANSIENT_ERRORS, plan_mark_failed, plans_stuck
 from .policy import plans_expire
 from .run import plan_run
@@ -55,10 +56,3 @@ def expire_plans() -> list[int]:
     """Periodic (beat): proposed plans past their workspace's required expiry become
     stale, a bounded batch a run (pixie.installer.policy.plans_expire)."""
     return plans_expire()
-
-
-@shared_task(name="pixie.installer.tasks.plans_after_yank", acks_late=True)
-def plans_after_yank(bundle_version_id: int) -> dict[int, int | None]:
-    """Queued when a yank commits: a ready plan for each workspace that runs the version
-    (pixie.installer.after_yank); running it again prepares nothing twice."""
-    return after_yank(bundle_version_id=bundle_version_id)

@@ -13,6 +13,7 @@ from pixie.core.models import Workspace
 from pixie.core.people.permissions import require_owner
 from pixie.sharing import crypto
 from pixie.sharing.models import Contact, Message
+from pixie.sharing.tasks import dispatch_message
 
 from .identities import card_fields, identity_ensure, private_keys
 from .letters import MAX_TEXT, body_problems
@@ -37,7 +38,6 @@ def message_send(
     """Seal ``body`` to ``contact`` and queue its delivery once this transaction commits."""
     # Imported here: the task module imports the delivery service, which
     # imports the receiving side, and none of them need this one.
-    from pixie.sharing.tasks import dispatch_message
 
     require_owner(user=actor, workspace=workspace)
     if contact.workspace_id != workspace.pk:
@@ -72,7 +72,6 @@ def message_send(
 
 def message_retry(*, message: Message, actor) -> Message:
     """Try again to deliver a message that could not be delivered."""
-    from pixie.sharing.tasks import dispatch_message
 
     require_owner(user=actor, workspace=message.workspace)
     if message.direction != Message.Direction.OUTGOING:

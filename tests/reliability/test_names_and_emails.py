@@ -21,7 +21,7 @@ from catalog.models import Bundle, BundleVersion, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create
 from pixie.core.models import Membership, Notification, Workspace
 from pixie.core.names import name_problem, one_line
-from pixie.core.notifications.service import EMAIL_ATTEMPTS
+from pixie.core.notifications.emails import EMAIL_ATTEMPTS
 from pixie.core.tasks import send_notification_emails
 from tests.admin_forms import change_form_data
 from tests.catalog.bundle_archives import ledger_bundle, zip_of

@@ -3,13 +3,14 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from pixie.core.namespace.engine import is_slug
+
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 SLUG_HELP = "Lowercase letters, digits and hyphens; starts with a letter or digit; at most 64."
 
 
 def validate_slug(value: str) -> None:
     # Imported lazily so the pure engine stays importable without Django.
-    from pixie.core.namespace.engine import is_slug
 
     if not is_slug(value):
         raise ValidationError(

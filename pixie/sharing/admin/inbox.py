@@ -27,12 +27,11 @@ from pixie.core.web.admin_scoping import (
     person,
 )
 from pixie.core.web.pages import WorkspacePages, report
-
-from . import crypto
-from . import services as svc
-from .identities import card_fingerprint
-from .letters import MAX_TEXT
-from .models import BlockedSender, Contact, Message
+from pixie.sharing import crypto
+from pixie.sharing import services as svc
+from pixie.sharing.identities import card_fingerprint
+from pixie.sharing.letters import MAX_TEXT
+from pixie.sharing.models import BlockedSender, Contact, Message
 
 
 def inbox_url(workspace: Workspace) -> str:
@@ -535,7 +534,3 @@ class BlockedSenderAdmin(ServiceManagedAdmin):
             except PixieError as exc:
                 report(request, exc)
         messages.info(request, f"{unblocked} sender(s) unblocked; their messages arrive again.")
-
-
-# A skill's "Share with a contact" page, mounted on the skill's admin.
-from . import admin_skill  # noqa: E402, F401

@@ -10,11 +10,11 @@ from django.http import HttpResponseRedirect
 
 from catalog.admin import WorkspaceSkillAdmin
 from pixie.core.errors import PixieError
+from pixie.sharing import crypto
+from pixie.sharing import services as svc
+from pixie.sharing.models import Contact
 
-from . import crypto
-from . import services as svc
-from .admin import inbox_url
-from .models import Contact
+from .inbox import inbox_url
 
 PICKER_FOOTER = (
     "The skill and every skill it references travel end-to-end encrypted as a message. "
