@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import reversion
 from django.db import transaction
 from django.db.models import Max
@@ -186,3 +188,67 @@ def turn_finish(*, turn: Turn, outcome: str) -> Turn:
         raise StateError(f"Turn #{turn.pk} has already finished", code=ErrorCode.ALREADY_FINISHED)
     turn.refresh_from_db()
     return turn
+
+
+# --- what an apply writes (pixie.installer.plan_apply) -----------------------------------
+# In bulk, inside the apply's one transaction under the workspace's lock; the apply
+# records the rows in its own history entry.
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Skills to add at the end of an agent's list, in order, each pinned to its head or
+    following it (``follows``)."""
+
+    agent_id: int
+    slugs: tuple[str, ...]
+    follows: bool = False
+
+
+def agent_skills_attach_bulk(*, workspace, attachments: list[Attachment]) -> list[AgentSkill]:
+    """Add each attachment's skills after the agent's last, in one INSERT. A skill an agent
+    already has is refused in words (StateError), before anything is written."""
+    if not attachments:
+        return []
+    slugs = {slug for a in attachments for slug in a.slugs}
+    skills = {
+        slug: (skill_id, head_id)
+        for skill_id, slug, head_id in WorkspaceSkill.objects.filter(
+            workspace=workspace, slug__in=slugs
+        ).values_list("id", "slug", "head_id")
+    }
+    agent_ids = [a.agent_id for a in attachments]
+    wanted = {(a.agent_id, skills[slug][0]) for a in attachments for slug in a.slugs}
+    for agent_id, skill_id, agent, slug in AgentSkill.objects.filter(
+        agent_id__in=agent_ids, skill_id__in={skill_id for _, skill_id in wanted}
+    ).values_list("agent_id", "skill_id", "agent__name", "skill__slug"):
+        if (agent_id, skill_id) in wanted:
+            raise StateError(
+                f"@{slug} is already attached to {agent}", code=ErrorCode.ALREADY_ATTACHED
+            )
+    last = dict(
+        AgentSkill.objects.filter(agent_id__in=agent_ids)
+        .order_by()  # else the default ordering joins every agent into the GROUP BY
+        .values("agent_id")
+        .annotate(top=Max("position"))
+        .values_list("agent_id", "top")
+    )
+    rows = []
+    for a in attachments:
+        start = (last.get(a.agent_id) or 0) + 1
+        for offset, slug in enumerate(a.slugs):
+            skill_id, head_id = skills[slug]
+            rows.append(
+                AgentSkill(
+                    agent_id=a.agent_id,
+                    skill_id=skill_id,
+                    position=start + offset,
+                    pinned_revision_id=None if a.follows else head_id,
+                )
+            )
+    return AgentSkill.objects.bulk_create(rows)
+
+
+def agent_skills_detach_everywhere(*, skill_ids: list[int]) -> None:
+    """Skills leaving the workspace leave every agent that held them."""
+    AgentSkill.objects.filter(skill_id__in=skill_ids).delete()

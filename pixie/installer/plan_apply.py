@@ -8,10 +8,11 @@ from datetime import datetime
 
 import reversion
 from django.db import IntegrityError, transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max
 from django.utils import timezone
 
 from agents.models import Agent, AgentSkill
+from agents.services import Attachment, agent_skills_attach_bulk, agent_skills_detach_everywhere
 from catalog.models import (
     Generation,
     Installation,
@@ -20,14 +21,26 @@ from catalog.models import (
     SkillVersion,
     WorkspaceSkill,
 )
-from catalog.services.revision_files import (
-    revision_files_from_listing,
-    revision_files_from_versions,
+from catalog.services.installed_skills import (
+    REVISION_TAKES,
+    NewSkill,
+    SkillChange,
+    installed_skills_archive,
+    installed_skills_create,
+    installed_skills_readopt,
+    installed_skills_revise,
 )
 from catalog.services.signing import ContentNotAsSigned, Verified, bundle_version_verify
 from egress.models import CredentialRequirement, EgressRule
+from egress.services import (
+    CredentialWanted,
+    HostWanted,
+    credential_requirements_apply,
+    egress_rules_apply,
+)
 from pixie.core.audit.records import add_all_to_revision, audited
 from pixie.core.db.prepared import PreparedQuery, Slot
+from pixie.core.errors import PixieError
 from pixie.core.faults import InjectedFault, checkpoint
 from pixie.core.models import Workspace
 
@@ -40,14 +53,12 @@ from .steps import Step
 logger = logging.getLogger(__name__)
 
 
-class ApplyRefused(Exception):
-    """The plan cannot be applied as it stands; the message says why, in words."""
-
-
 def failure_words(plan_id: int, exc: Exception) -> str:
     """What an owner reads when an apply fails: never the raw exception (that is logged)."""
-    if isinstance(exc, ApplyRefused | ContentNotAsSigned | InjectedFault):
+    if isinstance(exc, ContentNotAsSigned | InjectedFault):
         why = str(exc)
+    elif isinstance(exc, PixieError):  # a lower app's refusal, as a skill already attached
+        why = exc.message
     elif isinstance(exc, IntegrityError):
         why = "something it would add is already in the workspace"
     else:
@@ -289,33 +300,18 @@ def _next_generation(applying: _Applying) -> Generation:
 
 
 def _create_skills(applying: _Applying) -> None:
-    plan, approver = applying.plan, applying.plan.decided_by
-    creates = _of(plan, "skill.create")
-    new_skills = WorkspaceSkill.objects.bulk_create(
-        WorkspaceSkill(workspace=plan.workspace, slug=s["slug"], installation=applying.installation)
-        for s in creates
-    )
-    revisions = SkillRevision.objects.bulk_create(
-        _revision(
-            skill,
-            1,
-            applying.versions[s["skill_version_id"]],
-            s["body"],
-            approver,
-            applying.comment,
-            "catalog",
-        )  # fmt: skip
-        for skill, s in zip(new_skills, creates, strict=True)
-    )
-    revision_files_from_versions(
-        (revision, s["skill_version_id"]) for revision, s in zip(revisions, creates, strict=True)
-    )
-    for skill, revision in zip(new_skills, revisions, strict=True):
-        skill.head = revision
-    # Each new skill's head is its only revision: one plain UPDATE, not a CASE of 50 arms.
-    only_revision = SkillRevision.objects.filter(skill=OuterRef("pk"), number=1).order_by()
-    WorkspaceSkill.objects.filter(pk__in=[skill.pk for skill in new_skills]).update(
-        head=Subquery(only_revision.values("pk")[:1])
+    plan = applying.plan
+    new_skills, revisions = installed_skills_create(
+        workspace=plan.workspace,
+        installation=applying.installation,
+        skills=[
+            NewSkill(
+                slug=s["slug"], version=applying.versions[s["skill_version_id"]], body=s["body"]
+            )
+            for s in _of(plan, "skill.create")
+        ],
+        author=plan.decided_by,
+        comment=applying.comment,
     )
     applying.touched |= {skill.pk for skill in new_skills}
     applying.created.update((skill.pk, skill) for skill in new_skills)
@@ -327,47 +323,26 @@ def _update_skills(applying: _Applying) -> None:
     kept = _of(plan, "skill.update", "skill.fork", "skill.unchanged")
     if plan.kind == Plan.Kind.INSTALL and kept:
         # An earlier install's archived skills come back instead of being duplicated.
-        WorkspaceSkill.objects.filter(pk__in=[s["skill_id"] for s in kept]).update(
-            installation=applying.installation, archived_at=None
+        installed_skills_readopt(
+            skill_ids=[s["skill_id"] for s in kept], installation=applying.installation
         )
         applying.touched |= {s["skill_id"] for s in kept}
     changes = [
-        (s, "merge" if s.get("choice") == "merge" else "catalog")
+        SkillChange(
+            skill_id=s["skill_id"],
+            version=applying.versions[s["skill_version_id"]],
+            body=s["body"],
+            origin="merge" if s.get("choice") == "merge" else "catalog",
+            merged=s.get("merged"),
+            merged_body=s.get("merged_body"),
+        )
         for s in _of(plan, "skill.update", "skill.fork")
         if s.get("choice", "take") != "keep"
     ]
     if not changes:
         return
-    top = dict(
-        SkillRevision.objects.filter(skill_id__in=[s["skill_id"] for s, _ in changes])
-        .values("skill_id")
-        .annotate(top=Max("number"))
-        .values_list("skill_id", "top")
-    )
-    updated = SkillRevision.objects.bulk_create(
-        _changed_revision(
-            s,
-            origin,
-            top[s["skill_id"]] + 1,
-            applying.versions[s["skill_version_id"]],
-            plan.decided_by,
-            applying.comment,
-        )  # fmt: skip
-        for s, origin in changes
-    )
-    pairs = list(zip(updated, changes, strict=True))
-    revision_files_from_versions(
-        (revision, s["skill_version_id"])
-        for revision, (s, origin) in pairs
-        if origin == "catalog" or s.get("merged") is None
-    )
-    revision_files_from_listing(
-        (revision, s["merged"]["files"])
-        for revision, (s, origin) in pairs
-        if origin == "merge" and s.get("merged") is not None
-    )
-    WorkspaceSkill.objects.bulk_update(
-        [WorkspaceSkill(pk=r.skill_id, head_id=r.pk) for r in updated], ["head"]
+    updated = installed_skills_revise(
+        changes=changes, author=plan.decided_by, comment=applying.comment
     )
     applying.touched |= {r.skill_id for r in updated}
     applying.revisions += updated
@@ -376,48 +351,49 @@ def _update_skills(applying: _Applying) -> None:
 def _remove_skills(applying: _Applying) -> None:
     removed = [s["skill_id"] for s in _of(applying.plan, "skill.remove")]
     if removed:
-        AgentSkill.objects.filter(skill_id__in=removed).delete()
-        WorkspaceSkill.objects.filter(pk__in=removed).update(
-            archived_at=applying.now, installation=None
-        )
+        agent_skills_detach_everywhere(skill_ids=removed)
+        installed_skills_archive(skill_ids=removed, now=applying.now)
         applying.touched |= set(removed)
 
 
 def _apply_egress(applying: _Applying) -> None:
     plan = applying.plan
-    applying.rules = EgressRule.objects.bulk_create(
-        EgressRule(
-            workspace=plan.workspace,
-            host=s["host"],
-            port=s["port"],
-            purpose=s["purpose"],
-            credential_name=s["credential_name"],
-            approved_by=plan.decided_by,
-            approved_at=applying.now,
-            plan=plan,
-        )
-        for s in _of(plan, "egress.add")
+    applying.rules = egress_rules_apply(
+        workspace=plan.workspace,
+        plan=plan,
+        approver=plan.decided_by,
+        now=applying.now,
+        add=[
+            HostWanted(s["host"], s["port"], s["purpose"], s["credential_name"])
+            for s in _of(plan, "egress.add")
+        ],
+        remove=[(s["host"], s["port"]) for s in _of(plan, "egress.remove")],
     )
-    for s in _of(plan, "egress.remove"):
-        EgressRule.objects.filter(workspace=plan.workspace, host=s["host"], port=s["port"]).delete()
 
 
 def _apply_credentials(applying: _Applying) -> None:
     plan = applying.plan
-    applying.requirements = CredentialRequirement.objects.bulk_create(
-        CredentialRequirement(
-            workspace=plan.workspace, name=s["name"], host=s["host"], purpose=s["purpose"]
-        )
-        for s in _of(plan, "credential.require")
-        if s["new"]
+    applying.requirements = credential_requirements_apply(
+        workspace=plan.workspace,
+        add=[
+            CredentialWanted(s["name"], s["host"], s["purpose"])
+            for s in _of(plan, "credential.require")
+            if s["new"]
+        ],
+        remove=[s["name"] for s in _of(plan, "credential.remove")],
     )
-    gone = [s["name"] for s in _of(plan, "credential.remove")]
-    if gone:
-        CredentialRequirement.objects.filter(workspace=plan.workspace, name__in=gone).delete()
 
 
 def _attach_agents(applying: _Applying) -> None:
-    applying.attachments = _attach(applying.plan)
+    plan = applying.plan
+    # An install's chosen agents, and the agents an upgrade's new skills are added to.
+    applying.attachments = agent_skills_attach_bulk(
+        workspace=plan.workspace,
+        attachments=[
+            Attachment(s["agent_id"], tuple(s["skills"]), follows=bool(s.get("follows")))
+            for s in _of(plan, "agent.attach") + _of(plan, "agent.gains")
+        ],
+    )
 
 
 # The apply's phases, each behind the fault checkpoint the reliability tests fail it at.
@@ -482,89 +458,3 @@ def _installation(plan: Plan) -> Installation:
         installation.installed_by = plan.decided_by
         installation.save(update_fields=["bundle_version", "installed_by"])
     return installation
-
-
-def _revision(skill, number, version, body, approver, comment, origin) -> SkillRevision:
-    return _revision_for(skill.pk, number, version, body, approver, comment, origin)
-
-
-def _changed_revision(step, origin, number, version, approver, comment) -> SkillRevision:
-    """The catalog's version (with the plan's body), or for *merge* the plan's merged
-    fields: name, description, frontmatter, approvals and body."""
-    revision = _revision_for(
-        step["skill_id"], number, version, step["body"], approver, comment, origin
-    )
-    merged = step.get("merged")
-    if origin == "merge" and merged is None:  # a plan computed before fields were merged
-        revision.body = step["merged_body"]
-    elif origin == "merge":
-        revision.name = merged["name"]
-        revision.short_description = merged["description"]
-        revision.frontmatter = merged["frontmatter"]
-        revision.approvals = merged["approvals"]
-        revision.body = merged["body"]
-    return revision
-
-
-# The catalog version's fields _revision_for copies into a revision.
-REVISION_TAKES = ("name", "description", "approvals", "frontmatter")
-
-
-def _revision_for(skill_id, number, version, body, approver, comment, origin) -> SkillRevision:
-    return SkillRevision(
-        skill_id=skill_id,
-        number=number,
-        name=version.name,
-        short_description=version.description,
-        body=body,
-        approvals=version.approvals,
-        frontmatter=version.frontmatter,
-        upstream=version,
-        origin=origin,
-        created_by=approver,
-        comment=comment,
-    )
-
-
-def _attach(plan: Plan) -> list[AgentSkill]:
-    # An install's chosen agents, and the agents an upgrade's new skills are added to.
-    steps = _of(plan, "agent.attach") + _of(plan, "agent.gains")
-    if not steps:
-        return []
-    slugs = {slug for s in steps for slug in s["skills"]}
-    skills = {
-        slug: (skill_id, head_id)
-        for skill_id, slug, head_id in WorkspaceSkill.objects.filter(
-            workspace=plan.workspace, slug__in=slugs
-        ).values_list("id", "slug", "head_id")
-    }
-    agent_ids = [s["agent_id"] for s in steps]
-    # Plans read the agents' attachments, so this holds unless a plan was computed
-    # without them; refuse in words rather than let the unique constraint speak.
-    wanted = {(s["agent_id"], skills[slug][0]) for s in steps for slug in s["skills"]}
-    for agent_id, skill_id, agent, slug in AgentSkill.objects.filter(
-        agent_id__in=agent_ids, skill_id__in={skill_id for _, skill_id in wanted}
-    ).values_list("agent_id", "skill_id", "agent__name", "skill__slug"):
-        if (agent_id, skill_id) in wanted:
-            raise ApplyRefused(f"@{slug} is already attached to {agent}")
-    last = dict(
-        AgentSkill.objects.filter(agent_id__in=agent_ids)
-        .order_by()  # else the default ordering joins every agent into the GROUP BY
-        .values("agent_id")
-        .annotate(top=Max("position"))
-        .values_list("agent_id", "top")
-    )
-    rows = []
-    for s in steps:
-        start = (last.get(s["agent_id"]) or 0) + 1
-        for offset, slug in enumerate(s["skills"]):
-            skill_id, head_id = skills[slug]
-            rows.append(
-                AgentSkill(
-                    agent_id=s["agent_id"],
-                    skill_id=skill_id,
-                    position=start + offset,
-                    pinned_revision_id=None if s.get("follows") else head_id,
-                )
-            )
-    return AgentSkill.objects.bulk_create(rows)
