@@ -6,7 +6,7 @@ hook; three queries whatever the number of versions or installations."""
 from django.db.models import Count
 
 from agents.models import AgentSkill
-from catalog.admin import BundleVersionAdmin
+from catalog.admin.registered import BundleVersionAdmin
 from catalog.models import Installation
 
 WORKSPACES_NAMED = 10

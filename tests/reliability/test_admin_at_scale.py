@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from agents.admin_pages import MENU_LIMIT
+from agents.admin.pages import MENU_LIMIT
 from agents.models import Agent, AgentSkill
 from benchmarks.bench_data import SeedSizes, seed
 from catalog.models import Bundle, BundleVersion

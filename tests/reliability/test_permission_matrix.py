@@ -56,7 +56,7 @@ ADMIN_KINDS = {
         superuser=None,
     ),
     # Bundles, bundle versions and skill versions: also read by whoever belongs to a
-    # workspace, as far as it may see them (catalog.admin_member_read); a staff login of
+    # workspace, as far as it may see them (catalog.admin.member_read); a staff login of
     # no workspace reads nothing.
     "catalog_member_read": _row(
         stranger=200,

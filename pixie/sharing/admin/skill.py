@@ -1,14 +1,14 @@
 """A workspace skill's "Share with a contact" page.
 
 Sharing sits above catalog, so catalog cannot import it: this module adds the page to
-catalog.admin.WorkspaceSkillAdmin through its ``extra_pages`` hook.
+catalog.admin.registered.WorkspaceSkillAdmin through its ``extra_pages`` hook.
 """
 
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 
-from catalog.admin import WorkspaceSkillAdmin
+from catalog.admin.registered import WorkspaceSkillAdmin
 from pixie.core.errors import PixieError
 from pixie.sharing import crypto
 from pixie.sharing import services as svc

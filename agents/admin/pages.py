@@ -8,14 +8,13 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
+from agents import selectors, services
+from agents.models import Agent, AgentSkill
+from agents.promote import assembly_promote
+from agents.prompt_history import first_turn_at, moment, prompt_compare
 from catalog.models import CatalogReview, WorkspaceSkill
 from pixie.core.errors import PixieError, ValidationFailed
 from pixie.core.web.pages import WorkspacePages
-
-from . import selectors, services
-from .models import Agent, AgentSkill
-from .promote import assembly_promote
-from .prompt_history import first_turn_at, moment, prompt_compare
 
 MENU_LIMIT = 200  # skills listed in the attach menu; a bigger workspace types the slug
 

@@ -13,13 +13,12 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
+from catalog.models import Status
+from catalog.services import bundle_version_publish, bundle_version_yank
+from catalog.services.findings import bundle_version_findings
+from catalog.services.publishing import YANK_REASON_MAX
 from pixie.core.errors import PixieError
 from pixie.core.web.pages import report
-
-from .models import Status
-from .services import bundle_version_publish, bundle_version_yank
-from .services.findings import bundle_version_findings
-from .services.publishing import YANK_REASON_MAX
 
 
 class ReleaseActions:

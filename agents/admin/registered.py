@@ -2,17 +2,16 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from catalog.admin import WorkspaceSkillAdmin
+from agents.admin.pages import AgentPages
+from agents.models import Agent, AgentSkill, Turn, TurnSkill
+from agents.selectors import skill_stats
+from catalog.admin.registered import WorkspaceSkillAdmin
 from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
     ReadOnlyInline,
     ServiceManagedAdmin,
     WorkspaceScopedAdmin,
 )
-
-from .admin_pages import AgentPages
-from .models import Agent, AgentSkill, Turn, TurnSkill
-from .selectors import skill_stats
 
 
 class AgentSkillInline(ReadOnlyInline):

@@ -9,13 +9,12 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
+from catalog.bundle_history import bundle_compare
+from catalog.diff_display import file_views, side_by_side
+from catalog.selectors import visible_versions
+from catalog.validators import version_key
 from pixie.core.errors import ValidationFailed
 from pixie.core.web.pages import AdminPages
-
-from .bundle_history import bundle_compare
-from .diff_display import file_views, side_by_side
-from .selectors import visible_versions
-from .validators import version_key
 
 
 class BundleComparePages(AdminPages):

@@ -10,22 +10,21 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
 
-from pixie.core.errors import PixieError, ValidationFailed
-from pixie.core.people.permissions import reads_every_history, require_owner
-from pixie.core.web.pages import WorkspacePages
-
-from .content_diff import frontmatter_text
-from .diff_display import file_views, side_by_side
-from .models import WorkspaceSkill
-from .services.workspace_skills import skill_restore
-from .skill_files_display import file_rows
-from .skill_history import (
+from catalog.content_diff import frontmatter_text
+from catalog.diff_display import file_views, side_by_side
+from catalog.models import WorkspaceSkill
+from catalog.services.workspace_skills import skill_restore
+from catalog.skill_files_display import file_rows
+from catalog.skill_history import (
     RevisionMissing,
     revision_compare,
     revision_get,
     revision_number,
     revision_summaries,
 )
+from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.people.permissions import reads_every_history, require_owner
+from pixie.core.web.pages import WorkspacePages
 
 
 class SkillHistoryPages(WorkspacePages):

@@ -6,11 +6,10 @@ from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
+from catalog.services.workspace_skills import skill_edit, skill_rename, skill_set_advertised
+from catalog.validators import NAME_MAX, SKILL_DESCRIPTION_MAX
 from pixie.core.errors import PixieError
 from pixie.core.web.pages import WorkspacePages
-
-from .services.workspace_skills import skill_edit, skill_rename, skill_set_advertised
-from .validators import NAME_MAX, SKILL_DESCRIPTION_MAX
 
 
 class SkillEditForm(forms.Form):

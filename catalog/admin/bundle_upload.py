@@ -14,10 +14,7 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 
-from pixie.core.errors import PixieError
-from pixie.core.web.pages import AdminPages
-
-from .services.bundle_upload import (
+from catalog.services.bundle_upload import (
     STALE,
     archive_name_problem,
     upload_discard,
@@ -28,6 +25,8 @@ from .services.bundle_upload import (
     upload_store,
     uploads_sweep,
 )
+from pixie.core.errors import PixieError
+from pixie.core.web.pages import AdminPages
 
 SESSION_KEY = "catalog_bundle_uploads"
 # A multipart body carries the archive and a few fields: room for those around it.

@@ -8,11 +8,10 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from catalog.admin.review import operators_only
+from catalog.services.signing import publisher_key_rotate
 from pixie.core.errors import PixieError
 from pixie.core.web.pages import AdminPages
-
-from .admin_review import operators_only
-from .services.signing import publisher_key_rotate
 
 
 class PublisherKeyPages(AdminPages):

@@ -7,35 +7,22 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
-from pixie.core.errors import PixieError
-from pixie.core.people.permissions import is_operator
-from pixie.core.web.admin_scoping import (
-    MemberWorkspaceFilter,
-    ReadOnlyInline,
-    ServiceManagedAdmin,
-    SharedChoicesInline,
-    person,
-)
-from pixie.core.web.pages import report
-from pixie.core.web.whole_numbers import whole_number
-
-from .admin_bundle_compare import BundleComparePages
-from .admin_bundle_upload import BundleUploadPages
-from .admin_keys import PublisherKeyPages
-from .admin_member_read import (
+from catalog.admin.bundle_compare import BundleComparePages
+from catalog.admin.bundle_upload import BundleUploadPages
+from catalog.admin.keys import PublisherKeyPages
+from catalog.admin.member_read import (
     MemberReadable,
     MemberReadableInline,
     bundles_with_visible_version,
     skill_versions_in_visible_bundle,
     versions_visible,
 )
-from .admin_release import ReleaseActions
-from .admin_review import CatalogReviewPages, PublisherTrustPages
-from .admin_skill_history import SkillHistoryPages
-from .admin_skill_pages import SkillPages
-from .bundle_picture import bundle_picture
-from .models import (
+from catalog.admin.release import ReleaseActions
+from catalog.admin.review import CatalogReviewPages, PublisherTrustPages
+from catalog.admin.skill_history import SkillHistoryPages
+from catalog.admin.skill_pages import SkillPages
+from catalog.bundle_picture import bundle_picture
+from catalog.models import (
     Bundle,
     BundleCredential,
     BundleHost,
@@ -50,13 +37,25 @@ from .models import (
     Tool,
     WorkspaceSkill,
 )
-from .selectors import bundle_version_skills, skill_versions_files
-from .services import skill_version_publish
-from .services.catalog_review import review_queue
-from .services.findings import bundle_version_findings
-from .services.publishing import skill_package_check, skill_package_create
-from .services.signing import publisher_key_ensure, signature_summary, signature_words
-from .skill_files_display import skill_display, totals_of
+from catalog.selectors import bundle_version_skills, skill_versions_files
+from catalog.services import skill_version_publish
+from catalog.services.catalog_review import review_queue
+from catalog.services.findings import bundle_version_findings
+from catalog.services.publishing import skill_package_check, skill_package_create
+from catalog.services.signing import publisher_key_ensure, signature_summary, signature_words
+from catalog.skill_files_display import skill_display, totals_of
+from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
+from pixie.core.errors import PixieError
+from pixie.core.people.permissions import is_operator
+from pixie.core.web.admin_scoping import (
+    MemberWorkspaceFilter,
+    ReadOnlyInline,
+    ServiceManagedAdmin,
+    SharedChoicesInline,
+    person,
+)
+from pixie.core.web.pages import report
+from pixie.core.web.whole_numbers import whole_number
 
 REVIEW_FIELDS = [
     "catalog_review",

@@ -12,11 +12,10 @@ name only what they may see.
 from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
+from catalog.models import BundleSkill
+from catalog.selectors import visible_versions
 from pixie.core.people.permissions import is_auditor, is_operator
 from pixie.core.web.admin_scoping import member_workspace_ids
-
-from .models import BundleSkill
-from .selectors import visible_versions
 
 
 def reads_whole_catalog(user) -> bool:

@@ -14,16 +14,15 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from pixie.core.errors import PixieError
-from pixie.core.people.permissions import is_operator
-from pixie.core.web.pages import AdminPages
-
-from .services.catalog_review import (
+from catalog.services.catalog_review import (
     catalog_review_approve,
     catalog_review_refuse,
     publisher_trust,
     review_queue,
 )
+from pixie.core.errors import PixieError
+from pixie.core.people.permissions import is_operator
+from pixie.core.web.pages import AdminPages
 
 
 def operators_only(request) -> None:
