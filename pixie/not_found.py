@@ -12,8 +12,6 @@ from django.conf import settings
 from django.http import Http404
 from django.urls import Resolver404, get_resolver
 
-from pixie.core.web.api import not_found
-
 
 class NotFoundPages:
     def __init__(self, get_response):
@@ -34,8 +32,10 @@ class NotFoundPages:
 
 
 def _not_found(request, exception):
-    # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here:
-    # pixie.core.web.api loads DRF, whose settings name pixie.core.web.api (a middleware loads
-    # first).
+    # What Django itself answers without DEBUG (handler404, pixie.urls). Imported here, on
+    # purpose: pixie.core.web.api loads DRF, whose settings import pixie.core.web.api back
+    # (its renderer and exception handler), and a middleware is loaded before either. Not
+    # a cycle of Pixie's modules (tests/test_import_cycles.py), one through DRF's settings.
+    from pixie.core.web.api import not_found
 
     return not_found(request, exception)

@@ -61,15 +61,35 @@ def workspace_for_history_reader(
     return workspace, None
 
 
+# Reading a workspace's data is every member's; writing it is its owners'.
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def may_act(*, role: str | None, method: str, member_writes=frozenset()) -> bool:
+    """The one answer to "may this person do this in the workspace": a person with
+    ``role`` there (None: not a member) making a request of ``method``. Reading is every
+    member's; a write is the owners', and a member's only where the caller says members
+    may (``member_writes``, the service's own rule). The API's permission class
+    (pixie.core.web.api.IsWorkspaceOwner), the browsable API's forms and the admin's
+    pages (pixie.core.web.pages) all ask here; services keep ``require_owner`` as the
+    backstop, whatever path reaches them."""
+    if role is None:
+        return False
+    if method.upper() in READS:
+        return True
+    return role == Membership.Role.OWNER or method.upper() in member_writes
+
+
+def owner_refusal_words(workspace) -> str:
+    return f"Only an owner of {workspace.name} can do this; you are a member."
+
+
 def require_owner(*, user, workspace, role: str | None = None) -> None:
     role = role if role is not None else role_in(user=user, workspace=workspace)
     if role is None:
         raise Http404("No such workspace.")
-    if role != Membership.Role.OWNER:
-        raise PermissionRefused(
-            f"Only an owner of {workspace.name} can do this; you are a member.",
-            code=ErrorCode.OWNER_REQUIRED,
-        )
+    if not may_act(role=role, method="POST"):
+        raise PermissionRefused(owner_refusal_words(workspace), code=ErrorCode.OWNER_REQUIRED)
 
 
 OPERATORS_GROUP = "operators"

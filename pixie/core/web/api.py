@@ -19,13 +19,15 @@ from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import SAFE_METHODS
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from pixie.core.errors import ErrorCode, PixieError, ValidationFailed
 from pixie.core.people.permissions import (
+    may_act,
+    owner_refusal_words,
     token_workspace_id,
     workspace_for_history_reader,
     workspace_for_member,
@@ -108,6 +110,37 @@ def not_found(request, exception):
     return page_not_found(request, exception)
 
 
+class IsWorkspaceMember(BasePermission):
+    """A view under /api/workspaces/{workspace}/ (InWorkspace): its members read it, and
+    for a view that says so (``history_read``) auditors and operators read its history;
+    anyone else is answered 404, so a stranger does not learn the workspace exists."""
+
+    def has_permission(self, request, view) -> bool:
+        view.workspace()  # Http404 for whoever may not read it
+        return True
+
+
+class IsWorkspaceOwner(IsWorkspaceMember):
+    """...and writes there are its owners' (a member's only where the view's
+    ``member_writes`` say so), refused before the view reads the body, in the words and
+    code the services' ``require_owner`` uses. The rule is may_act's.
+
+    A principal that is not a person (a delivery client's token) gets its own class
+    beside these, reading ``request.auth``; these two are for people."""
+
+    def has_permission(self, request, view) -> bool:
+        workspace = view.workspace()
+        if request.method in SAFE_METHODS:
+            return True
+        if may_act(role=view.role, method=request.method, member_writes=view.member_writes):
+            return True
+        # DRF answers a False with PermissionDenied(message, code) (and the browsable API
+        # leaves the form out); the refusal reads as require_owner's.
+        self.message = owner_refusal_words(workspace)
+        self.code = ErrorCode.OWNER_REQUIRED
+        return False
+
+
 class InWorkspace:
     """Views under /api/workspaces/{workspace}/: the workspace, or 404 for non-members.
 
@@ -122,6 +155,10 @@ class InWorkspace:
     # other write of a workspace is its owners'. The browsable API offers its forms by it.
     member_writes: frozenset[str] = frozenset()
 
+    def get_permissions(self):
+        # DRF's defaults (a person, a token's limits), then the workspace's own rule.
+        return [*super().get_permissions(), IsWorkspaceOwner()]
+
     def offers(self, method: str) -> bool:
         """Whether the browsable API offers this request's person a form for ``method``:
         a read to whoever reads, a write only to whom the service would allow it."""
@@ -134,9 +171,7 @@ class InWorkspace:
                 )
             except Http404:
                 self._member_role = None
-        if self._member_role is None:
-            return False
-        return self._member_role == "owner" or method in self.member_writes
+        return may_act(role=self._member_role, method=method, member_writes=self.member_writes)
 
     def workspace(self):
         if not hasattr(self, "_workspace"):

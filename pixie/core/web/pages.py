@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from pixie.core.errors import PixieError
 from pixie.core.models import Membership
-from pixie.core.people.permissions import role_in
+from pixie.core.people.permissions import may_act, role_in
 
 
 def report(request, exc: PixieError, form=None) -> None:
@@ -93,7 +93,8 @@ class WorkspacePages(AdminPages):
         return self.workspace_role(request, obj) == Membership.Role.OWNER
 
     def owner_refusal(self, request, obj) -> str:
-        """Why this user may not act on the object ("" for its workspace's owners)."""
-        if self.is_owner(request, obj):
+        """Why this user may not act on the object ("" for its workspace's owners): the
+        answer of pixie.core.people.permissions.may_act, as the API gives it."""
+        if may_act(role=self.workspace_role(request, obj), method="POST"):
             return ""
         return f"Only an owner of {self.workspace_of(obj).name} can do this."
