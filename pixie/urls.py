@@ -39,10 +39,10 @@ urlpatterns = [
         "accounts/invitation/<str:secret>/", invitation_accept_view, name="invitation-accept"
     ),
     path("api/", include("catalog.api.urls")),
-    path("api/", include("egress.urls")),
-    path("api/", include("agents.urls")),
-    path("api/", include("pixie.installer.urls")),
-    path("api/", include("pixie.sharing.urls")),
+    path("api/", include("egress.api.urls")),
+    path("api/", include("agents.api.urls")),
+    path("api/", include("pixie.installer.api.urls")),
+    path("api/", include("pixie.sharing.api.urls")),
     path("api/", include("pixie.core.notifications.api")),
     path(
         "api/workspaces/<slug:workspace>/history/",

@@ -20,9 +20,7 @@ from pixie.core.errors import ErrorCode, PixieError
 from pixie.core.people.permissions import require_owner
 from pixie.core.web.api import InWorkspace, error_body, pixie_error_body
 from pixie.sharing import services as svc
-from pixie.sharing.models import Contact
-
-from .serializers import (
+from pixie.sharing.api.serializers import (
     AddSenderSerializer,
     ContactAddSerializer,
     ContactSerializer,
@@ -35,6 +33,7 @@ from .serializers import (
     ShareSendSerializer,
     TextSendSerializer,
 )
+from pixie.sharing.models import Contact
 
 
 def _valid(serializer_class, data) -> dict:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from egress.api import views as api
 
 W = "workspaces/<slug:workspace>"
 

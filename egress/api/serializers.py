@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from .models import CredentialRequirement, EgressRule
+from egress.models import CredentialRequirement, EgressRule
 
 
 class EgressRuleSerializer(serializers.ModelSerializer):

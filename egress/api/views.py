@@ -5,11 +5,10 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from egress.api.serializers import CredentialSerializer, EgressRuleSerializer
+from egress.models import CredentialRequirement, EgressRule
+from egress.services import credential_confirm
 from pixie.core.web.api import InWorkspace
-
-from .models import CredentialRequirement, EgressRule
-from .serializers import CredentialSerializer, EgressRuleSerializer
-from .services import credential_confirm
 
 
 class EgressRuleList(InWorkspace, generics.ListAPIView):

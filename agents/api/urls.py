@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from agents.api import views as api
 
 W = "workspaces/<slug:workspace>"
 A = f"{W}/agents/<slug:agent>"

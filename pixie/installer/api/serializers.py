@@ -8,12 +8,11 @@ from catalog.models import Generation, Installation, Plan
 from catalog.services.signing import signature_summary
 from pixie.core.models import PolicyLevel
 from pixie.core.web.api import StrictSerializer
-
-from .plan_apply import SIGNED_KINDS
-from .plan_core import FORK_CHOICES
-from .policy import DAYS_RANGE, SEVERITY_WORDS, PolicyRule, plan_policy
-from .repoint import progress_of
-from .steps import FindingStep, Step
+from pixie.installer.plan_apply import SIGNED_KINDS
+from pixie.installer.plan_core import FORK_CHOICES
+from pixie.installer.policy import DAYS_RANGE, SEVERITY_WORDS, PolicyRule, plan_policy
+from pixie.installer.repoint import progress_of
+from pixie.installer.steps import FindingStep, Step
 
 
 class PlanRequestSerializer(StrictSerializer):

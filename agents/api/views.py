@@ -6,15 +6,14 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents import selectors, services
+from agents.models import Agent, AgentSkill, Turn, TurnSkill
+from agents.promote import assembly_promote
+from agents.prompt_history import moment, prompt_compare
 from catalog.content_diff import line_diff
 from catalog.models import WorkspaceSkill
 from pixie.core.web.api import InWorkspace, StrictSerializer
 from pixie.core.web.schema import QueryParametersSchema
-
-from . import selectors, services
-from .models import Agent, AgentSkill, Turn, TurnSkill
-from .promote import assembly_promote
-from .prompt_history import moment, prompt_compare
 
 
 class AttachmentSerializer(serializers.ModelSerializer):

@@ -16,11 +16,7 @@ from catalog.models import Generation, Installation, Plan
 from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.people.permissions import require_owner
 from pixie.core.web.api import InWorkspace
-
-from .plans import installed, plan_approve, plan_create, plan_reject, plan_rollback, version_to_plan
-from .policy import policy_settings, policy_update
-from .repoint import repoint_create
-from .serializers import (
+from pixie.installer.api.serializers import (
     GenerationSerializer,
     InstallationSerializer,
     PlanRequestSerializer,
@@ -30,7 +26,17 @@ from .serializers import (
     PolicySerializer,
     RejectSerializer,
 )
-from .takeover import plan_take_over
+from pixie.installer.plans import (
+    installed,
+    plan_approve,
+    plan_create,
+    plan_reject,
+    plan_rollback,
+    version_to_plan,
+)
+from pixie.installer.policy import policy_settings, policy_update
+from pixie.installer.repoint import repoint_create
+from pixie.installer.takeover import plan_take_over
 
 
 def plans_of(workspace):

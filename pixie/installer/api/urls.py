@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from pixie.installer.api import views as api
 
 W = "workspaces/<slug:workspace>"
 

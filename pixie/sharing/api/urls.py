@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api
+from pixie.sharing.api import views as api
 
 W = "workspaces/<slug:workspace>"
 
