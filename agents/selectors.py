@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from catalog.models import RevisionFile, SkillRevision, Tool
@@ -40,6 +40,19 @@ class PromptPart:
     body: str
     unresolved: list[str] = field(default_factory=list)
     files: list[PromptFile] = field(default_factory=list)
+    latest: int = 0  # the skill's latest revision (its head)
+
+    @property
+    def behind(self) -> bool:
+        """Pinned to a revision older than the skill's latest: an edit, a merged upgrade or
+        a rollback since has not reached this agent (a repoint moves it)."""
+        return self.pinned and self.revision < self.latest
+
+    @property
+    def pin_words(self) -> str:
+        if self.behind:
+            return f"pinned behind the latest (r{self.revision} of r{self.latest})"
+        return f"pinned, the latest (r{self.revision})" if self.pinned else "follows the latest"
 
     @property
     def files_line(self) -> str:
@@ -105,6 +118,7 @@ def composed_prompt(agent) -> ComposedPrompt:
                 body=body,
                 unresolved=[m for m in parse_mentions(body) if m not in known],
                 files=files.get(revision.pk, []),
+                latest=attachment.skill.head.number if attachment.skill.head else revision.number,
             )
         )
     return ComposedPrompt(system_prompt=agent.system_prompt, parts=parts)
@@ -156,3 +170,18 @@ def skill_stats(skill) -> list[dict]:
 
 def revisions_of(skill) -> list[SkillRevision]:
     return list(skill.revisions.order_by("-number"))
+
+
+def pins_behind(workspace, agent_ids=None, installation=None):
+    """Attachments pinned to a revision that is no longer their skill's latest: what the
+    home's "Agents behind on pins", a repoint plan and an agent's page all read."""
+    pins = AgentSkill.objects.filter(
+        agent__workspace=workspace,
+        pinned_revision__isnull=False,
+        skill__archived_at__isnull=True,
+    ).exclude(pinned_revision=F("skill__head"))
+    if agent_ids:
+        pins = pins.filter(agent_id__in=agent_ids)
+    if installation is not None:
+        pins = pins.filter(skill__installation=installation)
+    return pins

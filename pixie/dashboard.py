@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.db.models import Count, Exists, OuterRef, Q
 
+from agents.selectors import pins_behind
 from catalog.bundle_history import upgrade_summaries
 from catalog.models import Bundle, Installation, Plan, SkillRevision, Status
 from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
 from pixie.core.notifications.service import notifications_shown
-from pixie.installer.repoint import pins_behind
 
 
 def workspace_dashboard(*, workspace) -> dict:

@@ -223,6 +223,10 @@ class PromptPartSerializer(serializers.Serializer):
     name = serializers.CharField()
     revision = serializers.IntegerField()
     pinned = serializers.BooleanField()
+    latest = serializers.IntegerField(help_text="The skill's latest revision.")
+    behind = serializers.BooleanField(
+        help_text="Pinned to a revision older than the latest: a repoint would move it."
+    )
     overridden = serializers.BooleanField()
     body = serializers.CharField()
     unresolved = serializers.ListField(child=serializers.CharField())

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import reversion
 from django.db import connection, transaction
-from django.db.models import Count, F
+from django.db.models import Count
 from django.utils import timezone
 
 from agents.models import AgentSkill
+from agents.selectors import pins_behind
 from catalog.models import Installation, Plan, SkillRevision
 from pixie.core.audit.records import audited
 from pixie.core.errors import ValidationFailed
@@ -33,20 +34,6 @@ CHUNK = 2000  # rows per transaction: a commit per chunk is most of its fixed co
 # parameters); a plan that moves more skills takes a pass per this many.
 MOVES_PER_SWEEP = 500
 MOVABLE_ORIGINS = {SkillRevision.Origin.CATALOG}
-
-
-def pins_behind(workspace, agent_ids=None, installation=None):
-    """Attachments pinned to a revision that is no longer their skill's latest."""
-    pins = AgentSkill.objects.filter(
-        agent__workspace=workspace,
-        pinned_revision__isnull=False,
-        skill__archived_at__isnull=True,
-    ).exclude(pinned_revision=F("skill__head"))
-    if agent_ids:
-        pins = pins.filter(agent_id__in=agent_ids)
-    if installation is not None:
-        pins = pins.filter(skill__installation=installation)
-    return pins
 
 
 def repoint_backlog(*, workspace, installation=None) -> dict:

@@ -14,6 +14,7 @@ from agents.services import turn_finish, turn_start
 from catalog.models import FileBlob, RevisionFile, SkillRevision, WorkspaceSkill
 from catalog.services.workspace_skills import skill_create, skill_edit
 from pixie.installer.plans import plan_create
+from tests.clients import admin_for
 from tests.installer.flow import approve_and_apply, install
 
 pytestmark = pytest.mark.django_db
@@ -262,3 +263,28 @@ def test_a_skill_with_the_agent_s_own_body_detaches_unless_a_turn_ran_that_body(
     assert refused.json()["code"] == "override_in_use"
     assert "disable the skill instead of detaching it" in refused.json()["detail"]
     assert AgentSkill.objects.filter(agent=collections, skill__slug="invoice-chase").exists()
+
+
+def test_an_agent_pinned_behind_an_owners_edit_is_told_so_on_its_pages_and_in_the_api(
+    installed, acme, owner
+):
+    """An install pins its skills to their first revision; the owner's edit makes r2, which
+    the pinned agent does not run: its prompt, its skills page and the API say so."""
+    agent = installed[0]
+    skill = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    skill_edit(skill=skill, body=skill.head.body + "\n\nNever on a Sunday.", actor=owner)
+    part = next(p for p in composed_prompt(agent).parts if p.slug == "invoice-chase")
+    assert (part.revision, part.latest, part.behind) == (1, 2, True)
+    assert part.pin_words == "pinned behind the latest (r1 of r2)"
+    followed = next(p for p in composed_prompt(agent).parts if p.slug == "take-payment")
+    assert (followed.behind, followed.pin_words) == (False, "pinned, the latest (r1)")
+
+    body = api_as(owner).get("/api/workspaces/acme/agents/collections/prompt/").json()
+    shown = {p["slug"]: (p["revision"], p["latest"], p["behind"]) for p in body["parts"]}
+    assert shown["invoice-chase"] == (1, 2, True) and shown["take-payment"] == (1, 1, False)
+
+    admin = admin_for(owner)
+    prompt_page = admin.get(reverse("admin:agents_agent_prompt", args=[agent.pk]))
+    assert "pinned behind the latest (r1 of r2)" in prompt_page.content.decode()
+    skills_page = admin.get(reverse("admin:agents_agent_skills", args=[agent.pk]))
+    assert "pinned to r1, behind the latest (r2)" in skills_page.content.decode()
