@@ -3,6 +3,8 @@
 A migration writes these rows; skills mention them as @slug.
 """
 
+from catalog.models import Tool
+
 BUILTIN_TOOLS: list[tuple[str, str, str]] = [
     ("http-request", "HTTP request", "Call a host the workspace's egress rules allow."),
     ("send-email", "Send email", "Send an email from the workspace's outgoing address."),
@@ -20,8 +22,8 @@ BUILTIN_TOOLS: list[tuple[str, str, str]] = [
 
 def ensure_builtin_tools(tool_model=None) -> int:
     """Write any missing built-in tools; returns how many were added."""
-    if tool_model is None:
-        from catalog.models import Tool as tool_model
+    if tool_model is None:  # a migration passes its historical model
+        tool_model = Tool
     existing = set(tool_model.objects.values_list("slug", flat=True))
     missing = [
         tool_model(slug=slug, name=name, description=description)
