@@ -111,7 +111,7 @@ def test_an_installation_shows_its_latest_generations_and_pages_through_the_rest
     """However many plans an installation has had, its page and its API entry stay one
     size: the latest generations, and the older ones a page away."""
     from pixie.installer import admin as installer_admin
-    from pixie.installer import api as installer_api
+    from pixie.installer.api import views as installer_api
 
     monkeypatch.setattr(installer_api, "LATEST_GENERATIONS", 1)
     monkeypatch.setattr(installer_admin, "GENERATIONS_SHOWN", 1)
