@@ -1,10 +1,13 @@
 """Egress rules and credential requirements: an owner confirms a credential's value is
 supplied, outside Pixie; an apply writes the rules and requirements its plan approved."""
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
 
+from django.db.models import Q
 from django.utils import timezone
 
 from pixie.core.audit.records import audited
@@ -76,8 +79,9 @@ def egress_rules_apply(
         )
         for wanted in add
     )
-    for host, port in remove:
-        EgressRule.objects.filter(workspace=workspace, host=host, port=port).delete()
+    gone = [Q(host=host, port=port) for host, port in remove]
+    if gone:  # one DELETE however many hosts the plan drops
+        EgressRule.objects.filter(reduce(operator.or_, gone), workspace=workspace).delete()
     return rules
 
 
