@@ -71,6 +71,18 @@ def test_every_registered_code_is_used_somewhere():
     assert unused == []
 
 
+def test_every_code_made_from_a_state_is_registered():
+    """``already_<state>`` and ``policy_<rule>`` are made at run time: each state a plan or
+    a review can be in, and each approval rule, has its code, so none of those refusals
+    turns into a server error when a state is added without one."""
+    from catalog.models import CatalogReview, Plan
+    from pixie.installer.policy import LEVEL_FIELDS
+
+    made = [f"already_{state}" for state in Plan.State.values + CatalogReview.values]
+    made += [f"policy_{rule}" for rule in LEVEL_FIELDS]
+    assert [code for code in made if code not in {c.value for c in ErrorCode}] == []
+
+
 def test_a_refusal_with_a_code_nobody_registered_fails_where_it_is_made():
     with pytest.raises(ValueError, match="is not a valid ErrorCode"):
         ValidationFailed("name: too long", code="name_too_long")
