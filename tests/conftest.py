@@ -73,10 +73,21 @@ def worker_data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def migrated_sqlite(tmp_path_factory):
-    """A migrated SQLite database to copy for a server a test starts (tests/migrated.py)."""
-    from tests.migrated import migrate_sqlite
+    """A migrated SQLite database to copy for a server a test starts (tests/migrated.py):
+    one for the whole run, in the folder the run's workers share."""
+    from tests.migrated import migrated_once
 
-    return migrate_sqlite(tmp_path_factory.mktemp("migrated"))
+    return migrated_once(suite.run_folder(tmp_path_factory) / "migrated")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migrate_early(request, tmp_path_factory):
+    """If a test of this run will need the migrated SQLite database, start making it now,
+    while the others run."""
+    if any("migrated_sqlite" in item.fixturenames for item in request.session.items):
+        from tests.migrated import migrate_in_background
+
+        migrate_in_background(suite.run_folder(tmp_path_factory) / "migrated")
 
 
 @pytest.fixture(autouse=True)

@@ -138,6 +138,14 @@ def heaviest_first(items) -> None:
     )
 
 
+def run_folder(tmp_path_factory):
+    """A temporary folder of this run that all its xdist workers share."""
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return run.parent  # the workers' folders sit in the run's own
+    return run
+
+
 def worker_number(config) -> int:
     """0 for gw0 or a run without xdist, 1 for gw1, ..."""
     worker = getattr(config, "workerinput", {}).get("workerid", "gw0")

@@ -404,11 +404,18 @@ def test_signed_here_dumped_and_loaded_on_another_server(ledger, tmp_path, migra
     refused = manage("bundle_load", str(tmp_path / "dump"), "--publish", check=False)
     assert refused.returncode != 0
     assert "publisher 'pixie' is not registered here" in refused.stderr
-    manage("publisher_key_register", "pixie", ledger.signing_key.public_key, "--name", "Pixie")
-    loaded = manage("bundle_load", str(tmp_path / "dump"), "--publish")
-    assert "Loaded ledger-tools 1.0.0 and published" in loaded.stdout
-    verified = manage("bundle_verify")
-    assert "All 1 published versions match what their publisher signed." in verified.stdout
+    # Its operator's three commands, in one process there (each a process costs a second
+    # of start-up; what they do is the same).
+    steps = (
+        f"call_command('publisher_key_register', 'pixie', {ledger.signing_key.public_key!r},"
+        " '--name', 'Pixie')\n"
+        f"call_command('bundle_load', {str(tmp_path / 'dump')!r}, '--publish')\n"
+        "call_command('bundle_verify')\n"
+    )
+    steps = "from django.core.management import call_command\n" + steps
+    done = manage("shell", "-v", "0", "-c", steps)
+    assert "Loaded ledger-tools 1.0.0 and published" in done.stdout
+    assert "All 1 published versions match what their publisher signed." in done.stdout
 
 
 def test_a_body_whose_mentions_follow_a_reslug_still_matches_the_signature(

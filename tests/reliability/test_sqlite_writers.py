@@ -29,7 +29,7 @@ call_command("bundle_load", "catalog/demo/accounts-receivable-2.1.0", "--publish
 version = BundleVersion.objects.get(bundle__slug="accounts-receivable", version="2.1.0")
 asked = []
 for n in range(COUNT):
-    owner = get_user_model().objects.create_user(f"owner{n}", password="a-long-test-password")
+    owner = get_user_model().objects.create_user(f"owner{n}")  # a token, no password to hash
     workspace = Workspace.objects.create(slug=f"shop-{n}", name=f"Shop {n}")
     Membership.objects.create(workspace=workspace, user=owner, role="owner")
     plan = plan_create(workspace=workspace, kind="install", bundle_version=version, actor=owner)
