@@ -41,7 +41,7 @@ from pixie.core.web.admin_scoping import SharedChoicesInline, WorkspaceScopedAdm
 from pixie.core.web.pages import AdminPages, WorkspacePages
 from pixie.core.web.whole_numbers import whole_number
 from pixie.dashboard import viewer_notifications, workspace_dashboard
-from pixie.installer.plans import plan_create, version_to_plan
+from pixie.installer.plan_kinds import KINDS, PlanRequest
 from pixie.login_throttle import ThrottledLoginForm
 
 
@@ -108,14 +108,13 @@ class WorkspaceAdmin(
         try:
             if kind not in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE):
                 raise ValidationFailed(f"kind must be install or upgrade; got {kind[:20]!r}")
-            bundle_version = version_to_plan(
-                workspace,
-                kind=kind,
-                bundle=request.POST.get("bundle", ""),
-                version=request.POST.get("version", ""),
-            )
-            plan = plan_create(
-                workspace=workspace, kind=kind, bundle_version=bundle_version, actor=request.user
+            plan = KINDS[kind].create(
+                PlanRequest(
+                    workspace=workspace,
+                    actor=request.user,
+                    bundle=request.POST.get("bundle", ""),
+                    version=request.POST.get("version", ""),
+                )
             )
         except PixieError as exc:
             self.report(request, exc)

@@ -12,7 +12,7 @@ from .catalog import (
     Tool,
 )
 from .files import FileBlob, RevisionFile, SkillFile
-from .installs import GENERATION_KINDS, Generation, Installation, Plan
+from .installs import Generation, Installation, Plan
 from .keys import PublisherKey
 from .workspace import SkillRevision, WorkspaceSkill
 
@@ -24,7 +24,6 @@ __all__ = [
     "BundleVersion",
     "CatalogReview",
     "FileBlob",
-    "GENERATION_KINDS",
     "Generation",
     "Installation",
     "Plan",

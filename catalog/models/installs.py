@@ -108,15 +108,6 @@ class Plan(models.Model):
     def is_open(self) -> bool:
         return self.status in {self.State.PROPOSED, self.State.APPROVED, self.State.APPLYING}
 
-    @property
-    def changes_bundle(self) -> bool:
-        """An upgrade or a rollback: it moves an installation to another version."""
-        return self.kind in (self.Kind.UPGRADE, self.Kind.ROLLBACK)
-
-
-# Plans whose apply makes a generation of their installation.
-GENERATION_KINDS = (Plan.Kind.INSTALL, Plan.Kind.UPGRADE, Plan.Kind.ROLLBACK)
-
 
 @reversion.register()
 class Generation(models.Model):

@@ -29,7 +29,7 @@ from catalog.selectors import visible_versions
 from catalog.services.signing import signature_summary, signature_words
 from catalog.skill_files_display import file_mode, file_rows
 from egress.models import CredentialRequirement
-from pixie.core.errors import PixieError
+from pixie.core.errors import PixieError, ValidationFailed
 from pixie.core.models import Membership, Workspace
 from pixie.core.web.admin_scoping import (
     MemberWorkspaceFilter,
@@ -41,11 +41,11 @@ from pixie.core.web.admin_scoping import (
 from pixie.core.web.pages import WorkspacePages
 from pixie.core.web.whole_numbers import whole_number
 
-from .plan_apply import SIGNED_KINDS
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
+from .plan_kinds import KINDS, Effect, PlanRequest, kind_of
 from .plans import plan_approve, plan_create, plan_reject, plan_rollback
 from .policy import blocking, plan_policy
-from .repoint import progress_of, repoint_backlog, repoint_create
+from .repoint import repoint_backlog, repoint_create
 from .takeover import plan_take_over
 
 
@@ -234,19 +234,27 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         form = AskForPlanForm(request.POST or None, user=request.user)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
+            version = data["bundle_version"]
+            asked = PlanRequest(
+                workspace=data["workspace"],
+                actor=request.user,
+                bundle=version.bundle.slug if version else None,
+                version=version.version if version else None,
+                agents=list(data["agents"]),
+            )
             try:
-                if data["kind"] == Plan.Kind.REPOINT:
-                    plan = repoint_create(
-                        workspace=data["workspace"], agents=list(data["agents"]), actor=request.user
+                kind = KINDS[data["kind"]]
+                problems = kind.request_problems(
+                    bundle=asked.bundle, version=asked.version, generation=None
+                )
+                if problems:  # in the form's words: it asks for a version, not a generation
+                    raise ValidationFailed(
+                        f"{kind.a.capitalize()} names a generation: ask for it from the "
+                        "installation's page"
+                        if "generation" in problems
+                        else f"Choose a bundle version: it is required for {kind.a}"
                     )
-                else:
-                    plan = plan_create(
-                        workspace=data["workspace"],
-                        kind=data["kind"],
-                        bundle_version=data["bundle_version"],
-                        agents=list(data["agents"]),
-                        actor=request.user,
-                    )
+                plan = kind.create(asked)
             except PixieError as exc:
                 self.report(request, exc)
             else:
@@ -276,7 +284,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         return self.render_page(
             request,
             "admin/catalog/plan/review.html",
-            f"Plan #{plan.pk}: {plan.get_kind_display().lower()} {_target(plan)}",
+            f"Plan #{plan.pk}: {plan.get_kind_display().lower()} {kind_of(plan).target(plan)}",
             plan=plan,
             groups=grouped_steps(plan.steps, plan_links(plan)),
             timeline=plan_timeline(plan),
@@ -293,16 +301,16 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 if s["type"] == "credential.require" and not s["confirmed"]
             ],
             watching=plan.status not in TERMINAL,
-            progress=progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
+            progress=kind_of(plan).progress(plan),
             backlog=(
                 repoint_backlog(workspace=plan.workspace, installation=plan.installation)
-                if plan.changes_bundle and plan.status == Plan.State.APPLIED
+                if kind_of(plan).effect == Effect.MOVES and plan.status == Plan.State.APPLIED
                 else None
             ),
             is_owner=role == Membership.Role.OWNER,
             signature=(
                 signature_words(signature_summary(plan.bundle_version))
-                if plan.bundle_version_id and plan.kind in SIGNED_KINDS
+                if plan.bundle_version_id and kind_of(plan).signed
                 else ""
             ),
         )
@@ -438,7 +446,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 "label": plan.get_status_display(),
                 "error": plan.error,
                 "done": plan.status in TERMINAL,
-                "progress": progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None,
+                "progress": kind_of(plan).progress(plan),
             }
         )
 
@@ -453,17 +461,6 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             self.report(request, exc)
             return self._back(plan_id)
         return self._back(repoint.pk)
-
-
-def _target(plan: Plan) -> str:
-    if plan.kind == Plan.Kind.REPOINT:
-        return "of pinned skills"
-    if plan.kind == Plan.Kind.ROLLBACK:
-        version, number = plan.bundle_version, plan.options["generation"]
-        return f"{version.bundle.name} to generation {number} ({version.version})"
-    if plan.bundle_version_id:
-        return str(plan.bundle_version)
-    return str(plan.installation.bundle_version) if plan.installation_id else "a removed install"
 
 
 GENERATIONS_SHOWN = 50

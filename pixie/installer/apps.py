@@ -10,6 +10,7 @@ class InstallerConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_save
 
+        from . import kinds  # noqa: F401 (each kind of plan registers itself)
         from .after_yank import connect
         from .offboarding import user_deactivated
 

@@ -46,6 +46,7 @@ from pixie.core.models import Workspace
 
 from .plan_core import cascade
 from .plan_inputs import fingerprint, staleness_reads
+from .plan_kinds import Effect, kind_of
 from .plan_notices import notify_plan_ended
 from .plan_state import APPLICABLE, TRANSIENT_ERRORS, plan_mark_failed
 from .steps import Step
@@ -100,7 +101,7 @@ def plan_apply(*, plan_id: int) -> str:
                 _finish(plan, Plan.State.STALE, why_stale)
                 notify_plan_ended([plan])
                 return Plan.State.STALE
-            if plan.kind in SIGNED_KINDS:
+            if kind_of(plan).signed:
                 # What is applied must be what the publisher signed, read inside this
                 # transaction: a row changed behind Pixie's back stops the apply here.
                 verified = bundle_version_verify(bundle_version=plan.bundle_version, fresh=True)
@@ -116,10 +117,6 @@ def plan_apply(*, plan_id: int) -> str:
         logger.exception("Plan #%s failed to apply", plan_id)
         plan_mark_failed(plan_id=plan_id, error=failure_words(plan_id, exc))
         return Plan.State.FAILED
-
-
-# The kinds of plan that bring a bundle version's content into the workspace.
-SIGNED_KINDS = (Plan.Kind.INSTALL, Plan.Kind.UPGRADE, Plan.Kind.ROLLBACK)
 
 
 def _check_signed(plan: Plan, verified: Verified) -> None:
@@ -157,7 +154,7 @@ def _check_signed(plan: Plan, verified: Verified) -> None:
 def _finish(plan: Plan, status: str, error: str) -> None:
     finished_at = timezone.now()
     made = {}
-    if plan.kind == Plan.Kind.INSTALL and status == Plan.State.APPLIED:
+    if kind_of(plan).effect == Effect.CREATES and status == Plan.State.APPLIED:
         # The installation the install made (_next_generation): one UPDATE of the plan.
         made["installation"] = plan.installation_id
     Plan.objects.filter(pk=plan.pk).update(
@@ -178,17 +175,16 @@ def staleness(plan: Plan) -> str:
         if bundle_id is None
         else _INSTALLATION.first(workspace_id=plan.workspace_id, bundle_id=bundle_id)
     )
-    if plan.kind == Plan.Kind.INSTALL and installation is not None:
+    creates = kind_of(plan).effect == Effect.CREATES
+    if creates and installation is not None:
         return f"Plan #{plan.pk} is stale: the bundle was installed after it was computed."
-    if plan.kind != Plan.Kind.INSTALL and (
-        installation is None or installation.pk != plan.installation_id
-    ):
+    if not creates and (installation is None or installation.pk != plan.installation_id):
         return f"Plan #{plan.pk} is stale: the installation changed after it was computed."
     # Only what the fingerprint covers (the slugs the plan depends on, not the whole
     # namespace; no contents, files or findings), as the plan read it.
     reads = staleness_reads(
         workspace=plan.workspace,
-        kind=plan.kind,
+        kind=kind_of(plan).planner,
         bundle_version=plan.bundle_version_id,
         installation=installation,
         agent_ids=plan.options.get("agents", []),
@@ -274,7 +270,7 @@ def _apply_steps(plan: Plan) -> None:
     for failpoint, phase in PHASES:
         checkpoint(failpoint)
         phase(applying)
-    if plan.kind == Plan.Kind.UNINSTALL:
+    if kind_of(plan).effect == Effect.REMOVES:
         Installation.objects.filter(pk=applying.installation.pk).delete()
     else:
         applying.generation = _next_generation(applying)
@@ -321,7 +317,7 @@ def _create_skills(applying: _Applying) -> None:
 def _update_skills(applying: _Applying) -> None:
     plan = applying.plan
     kept = _of(plan, "skill.update", "skill.fork", "skill.unchanged")
-    if plan.kind == Plan.Kind.INSTALL and kept:
+    if kind_of(plan).effect == Effect.CREATES and kept:
         # An earlier install's archived skills come back instead of being duplicated.
         installed_skills_readopt(
             skill_ids=[s["skill_id"] for s in kept], installation=applying.installation
@@ -427,7 +423,7 @@ def _record(applying: _Applying) -> None:
     for attachment in attachments:
         attachment.skill = skills[attachment.skill_id]
         attachment.agent = agents[attachment.agent_id]
-    kept_installation = applying.plan.kind != Plan.Kind.UNINSTALL
+    kept_installation = kind_of(applying.plan).effect != Effect.REMOVES
     add_all_to_revision(
         [
             *(skills[pk] for pk in applying.touched),
@@ -445,7 +441,8 @@ def _record(applying: _Applying) -> None:
 
 
 def _installation(plan: Plan) -> Installation:
-    if plan.kind == Plan.Kind.INSTALL:
+    effect = kind_of(plan).effect
+    if effect == Effect.CREATES:
         return Installation.objects.create(
             workspace=plan.workspace,
             bundle=plan.bundle_version.bundle,
@@ -453,7 +450,7 @@ def _installation(plan: Plan) -> Installation:
             installed_by=plan.decided_by,
         )
     installation = plan.installation
-    if plan.changes_bundle:
+    if effect == Effect.MOVES:
         installation.bundle_version = plan.bundle_version
         installation.installed_by = plan.decided_by
         installation.save(update_fields=["bundle_version", "installed_by"])

@@ -89,7 +89,7 @@ class InstalledSkill:
 
 @dataclass(frozen=True)
 class PlanInputs:
-    kind: str  # install | upgrade | uninstall
+    kind: str  # install | upgrade | uninstall: each PlanKind's ``planner``
     target: BundleState | None
     current: BundleState | None
     installed: dict[str, InstalledSkill]  # by catalog (package) slug
@@ -793,7 +793,7 @@ def _holder_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentGains | Ag
     it follows them all, else pinned to the new revisions. An agent the owner left out
     is named, and gets nothing."""
     new = [s["slug"] for s in steps if s["type"] == "skill.create"]
-    if inputs.kind not in ("upgrade", "rollback") or not new:
+    if inputs.kind != "upgrade" or not new:  # a rollback is planned as one
         return []
     found: list[AgentGains | AgentLeftOut] = []
     for agent_id, name, follows in inputs.holders:

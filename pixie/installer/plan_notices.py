@@ -1,6 +1,5 @@
 """What a plan's owners are told (pixie.core.notifications.service): a plan waits for their
-approval,
-an apply failed, a plan went stale. Called inside the transaction that changed the plan,
+approval, an apply failed, a plan went stale. Called inside the transaction that changed the plan,
 so a change rolled back tells nobody."""
 
 from __future__ import annotations
@@ -12,20 +11,14 @@ from django.urls import reverse
 from catalog.models import Plan
 from pixie.core.notifications.service import Kind, Notice, notify
 
+from .plan_kinds import kind_of
+
 ENDED = (Plan.State.FAILED, Plan.State.STALE)
 
 
 def plan_words(plan: Plan) -> str:
     """The plan in a few words: "plan #12, the upgrade to Accounts Receivable 2.2.0"."""
-    if plan.kind == Plan.Kind.REPOINT:
-        what = "the repoint of pinned agents"
-    elif plan.kind == Plan.Kind.UNINSTALL:
-        what = f"the uninstall of {plan.installation.bundle.name}" if plan.installation_id else ""
-    else:
-        target = {Plan.Kind.INSTALL: "install of", Plan.Kind.UPGRADE: "upgrade to"}.get(
-            plan.kind, "rollback to"
-        )
-        what = f"the {target} {plan.bundle_version}" if plan.bundle_version_id else ""
+    what = kind_of(plan).words(plan)
     return f"plan #{plan.pk}, {what}" if what else f"plan #{plan.pk}"
 
 

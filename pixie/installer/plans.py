@@ -23,77 +23,9 @@ from .plan_inputs import (
     read_plan_inputs,
     relevant_reads,
 )
+from .plan_kinds import Effect, plan_kind
 from .plan_notices import notify_plan_waiting
 from .policy import plan_expire_if_due, policy_checks, refuse_if_blocked
-
-
-def _check_request(*, workspace, kind, bundle_version, installation, generation=None) -> None:
-    if kind not in Plan.Kind.values:
-        raise ValidationFailed(f"kind must be one of {', '.join(Plan.Kind.values)}; got {kind!r}")
-    if kind == Plan.Kind.ROLLBACK:
-        _check_rollback(workspace, bundle_version, installation, generation)
-    if kind != Plan.Kind.UNINSTALL:
-        if bundle_version is None:
-            raise ValidationFailed(f"An {kind} plan needs a bundle version")
-        if not bundle_version.visible_to_workspace:
-            # The words of an unknown version: another workspace's bundle is not there.
-            raise ValidationFailed(
-                f"No published version {bundle_version.version} of {bundle_version.bundle.slug}",
-                code=ErrorCode.NOT_VISIBLE,
-            )
-        if bundle_version.status == Status.YANKED:
-            raise ValidationFailed(
-                f"{bundle_version} was yanked ({bundle_version.yank_reason}); it cannot be planned",
-                code=ErrorCode.YANKED,
-            )
-        if bundle_version.status != Status.PUBLISHED:
-            raise ValidationFailed(
-                f"{bundle_version} is not published", code=ErrorCode.NOT_PUBLISHED
-            )
-    if kind == Plan.Kind.INSTALL and installation is not None:
-        installed_at = installation.bundle_version.version
-        raise ValidationFailed(
-            f"{installation.bundle.name} is already installed at {installed_at}; "
-            "plan an upgrade instead",
-            code=ErrorCode.ALREADY_INSTALLED,
-        )
-    if kind in (Plan.Kind.UPGRADE, Plan.Kind.UNINSTALL) and installation is None:
-        raise ValidationFailed(
-            f"The bundle is not installed in {workspace.name}; plan an install",
-            code=ErrorCode.NOT_INSTALLED,
-        )
-    if kind == Plan.Kind.UPGRADE and installation.bundle_version_id == bundle_version.pk:
-        raise ValidationFailed(
-            f"{bundle_version} is already installed; choose another version",
-            code=ErrorCode.SAME_VERSION,
-        )
-
-
-def _check_rollback(workspace, bundle_version, installation, generation) -> None:
-    """What a rollback cannot do, named before anything else is checked."""
-    if installation is None:
-        raise ValidationFailed(
-            f"The bundle is not installed in {workspace.name}: there is nothing to roll back",
-            code=ErrorCode.NOT_INSTALLED,
-        )
-    if generation is None:
-        raise ValidationFailed(
-            "A rollback names the generation to return to", code=ErrorCode.INVALID
-        )
-    if installation.bundle_version_id == bundle_version.pk:
-        raise ValidationFailed(
-            f"Generation {generation} left {bundle_version} installed, which is installed "
-            "now: there is nothing to roll back (to undo a local edit, restore the skill's "
-            "revision)",
-            code=ErrorCode.SAME_VERSION,
-        )
-    if bundle_version.status == Status.YANKED:
-        raise ValidationFailed(
-            f"Generation {generation} left {bundle_version} installed, which was yanked since "
-            f"({bundle_version.yank_reason}): it can no longer be restored; roll back to "
-            "another generation, or upgrade",
-            code=ErrorCode.YANKED,
-        )
 
 
 def generation_of(installation: Installation, number) -> Generation:
@@ -117,12 +49,9 @@ def generation_of(installation: Installation, number) -> Generation:
     return generation
 
 
-def version_to_plan(workspace, *, kind: str, bundle: str, version: str | None):
-    """The bundle version a plan of ``kind`` would bring: for an uninstall, the installed
-    one; otherwise the published (or yanked) ``version`` the workspace may see, or a
-    refusal naming what is missing."""
-    if kind == Plan.Kind.UNINSTALL:
-        return installed(workspace, bundle, doing="uninstall").bundle_version
+def version_visible(workspace, bundle: str, version: str | None) -> BundleVersion:
+    """The published (or yanked) ``version`` of ``bundle`` the workspace may see, or a
+    refusal naming what is missing (a yanked one is refused, with why, by its kind)."""
     bundle_version = (
         versions_visible_to_workspace(workspace)
         .select_related("bundle")
@@ -205,6 +134,9 @@ def plan_create(
     says why; a person asking is an owner, checked as always."""
     if not (actor is None and prepared_because):
         require_owner(user=actor, workspace=workspace)
+    the_kind = plan_kind(kind)
+    if not the_kind.planner:  # a repoint has an engine of its own (repoint_create)
+        raise ValidationFailed(f"{the_kind.a.capitalize()} is not planned from a bundle version")
     fork_choices = dict(fork_choices or {})
     if bundle_version is not None:  # the stored status decides, not a caller's copy
         bundle_version = (
@@ -220,9 +152,8 @@ def plan_create(
         if bundle
         else None
     )
-    _check_request(
+    the_kind.check(
         workspace=workspace,
-        kind=kind,
         bundle_version=bundle_version,
         installation=installation,
         generation=generation,
@@ -237,7 +168,7 @@ def plan_create(
         )
     inputs, reads = read_plan_inputs(
         workspace=workspace,
-        kind=kind,
+        kind=the_kind.planner,
         bundle_version=bundle_version,
         installation=installation,
         agent_ids=agent_ids,
@@ -261,10 +192,7 @@ def plan_create(
             )
     _check_choices(fork_choices, draft.steps)
     reads = relevant_reads(reads, draft.steps, inputs)
-    what = f"{bundle_version or bundle}"
-    if kind == Plan.Kind.ROLLBACK:
-        what = f"{bundle.name} to generation {generation} ({bundle_version.version})"
-    comment = f"Planned {kind} of {what}"
+    comment = f"Planned {kind} of {the_kind.subject(bundle_version, generation)}"
     if prepared_because:
         comment = f"{comment}: {prepared_because}"
     with audited(actor=actor, comment=comment):
@@ -274,7 +202,7 @@ def plan_create(
         plan = Plan.objects.create(
             workspace=workspace,
             kind=kind,
-            bundle_version=bundle_version if kind != Plan.Kind.UNINSTALL else None,
+            bundle_version=bundle_version if the_kind.effect != Effect.REMOVES else None,
             installation=installation,
             summary=draft.summary,
             expands_reach=draft.expands_reach,
@@ -283,7 +211,7 @@ def plan_create(
                 "agents": agent_ids,
                 "fork_choices": fork_choices,
                 **({"leave_out": left_out} if left_out else {}),
-                **({"generation": generation} if kind == Plan.Kind.ROLLBACK else {}),
+                **({"generation": generation} if the_kind.names_generation else {}),
             },
             reads=reads,
             fingerprint=fingerprint(reads),

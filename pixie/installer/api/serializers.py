@@ -8,10 +8,9 @@ from catalog.models import Generation, Installation, Plan
 from catalog.services.signing import signature_summary
 from pixie.core.models import PolicyLevel
 from pixie.core.web.api import StrictSerializer
-from pixie.installer.plan_apply import SIGNED_KINDS
 from pixie.installer.plan_core import FORK_CHOICES
+from pixie.installer.plan_kinds import KINDS, kind_of
 from pixie.installer.policy import DAYS_RANGE, SEVERITY_WORDS, PolicyRule, plan_policy
-from pixie.installer.repoint import progress_of
 from pixie.installer.steps import FindingStep, Step
 
 
@@ -43,20 +42,12 @@ class PlanRequestSerializer(StrictSerializer):
     )
 
     def validate(self, attrs):
-        kind = attrs["kind"]
-        if kind != Plan.Kind.REPOINT and not attrs.get("bundle"):
-            raise serializers.ValidationError({"bundle": ["Required except for a repoint."]})
-        if kind in (Plan.Kind.INSTALL, Plan.Kind.UPGRADE) and not attrs.get("version"):
-            raise serializers.ValidationError({"version": ["Required for install and upgrade."]})
-        if kind == Plan.Kind.ROLLBACK:
-            if "generation" not in attrs:
-                raise serializers.ValidationError({"generation": ["Required for a rollback."]})
-            if attrs.get("version"):
-                raise serializers.ValidationError(
-                    {"version": ["A rollback names a generation, not a version."]}
-                )
-        elif "generation" in attrs:
-            raise serializers.ValidationError({"generation": ["Only a rollback names one."]})
+        problems = KINDS[attrs["kind"]].request_problems(
+            bundle=attrs.get("bundle"), version=attrs.get("version"),
+            generation=attrs.get("generation"),
+        )  # fmt: skip
+        if problems:
+            raise serializers.ValidationError({name: [why] for name, why in problems.items()})
         return attrs
 
 
@@ -110,19 +101,19 @@ class PlanSerializer(serializers.ModelSerializer):
 
     def get_generation(self, plan) -> int | None:
         """For a rollback: the generation of the installation it returns to."""
-        return plan.options.get("generation") if plan.kind == Plan.Kind.ROLLBACK else None
+        return kind_of(plan).generation(plan)
 
     def get_steps(self, plan) -> list[Step]:
         """Every effect of the plan, one step each, of the types in pixie.installer.steps."""
         return plan.steps
 
     def get_progress(self, plan) -> dict | None:
-        return progress_of(plan) if plan.kind == Plan.Kind.REPOINT else None
+        return kind_of(plan).progress(plan)
 
     @extend_schema_field(SignatureSerializer(allow_null=True))
     def get_signature(self, plan) -> dict | None:
         """Who signed the version the plan brings (checked again when it is applied)."""
-        if not plan.bundle_version_id or plan.kind not in SIGNED_KINDS:
+        if not plan.bundle_version_id or not kind_of(plan).signed:
             return None
         return SignatureSerializer(signature_summary(plan.bundle_version)).data
 

@@ -26,16 +26,9 @@ from pixie.installer.api.serializers import (
     PolicySerializer,
     RejectSerializer,
 )
-from pixie.installer.plans import (
-    installed,
-    plan_approve,
-    plan_create,
-    plan_reject,
-    plan_rollback,
-    version_to_plan,
-)
+from pixie.installer.plan_kinds import KINDS, PlanRequest
+from pixie.installer.plans import plan_approve, plan_reject
 from pixie.installer.policy import policy_settings, policy_update
-from pixie.installer.repoint import repoint_create
 from pixie.installer.takeover import plan_take_over
 
 
@@ -75,37 +68,17 @@ class PlanList(InWorkspace, generics.ListAPIView):
             )
         agents = [found[slug] for slug in data["agents"]]
         leave_out = [found[slug] for slug in data["leave_out"]]
-        if data["kind"] == Plan.Kind.REPOINT:
-            installation = None
-            if data.get("bundle"):
-                installation = installed(ws, data["bundle"], doing="repoint")
-            plan = repoint_create(
-                workspace=ws, actor=request.user, agents=agents, installation=installation
-            )
-            return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
-        if data["kind"] == Plan.Kind.ROLLBACK:
-            plan = plan_rollback(
-                workspace=ws,
-                bundle=data["bundle"],
-                generation=data["generation"],
-                actor=request.user,
-                agents=agents,
-                fork_choices=data["fork_choices"],
-                leave_out=leave_out,
-            )
-            return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
-        bundle_version = version_to_plan(
-            ws, kind=data["kind"], bundle=data["bundle"], version=data.get("version")
-        )
-        plan = plan_create(
+        asked = PlanRequest(
             workspace=ws,
-            kind=data["kind"],
-            bundle_version=bundle_version,
             actor=request.user,
+            bundle=data.get("bundle"),
+            version=data.get("version"),
+            generation=data.get("generation"),
             agents=agents,
-            fork_choices=data["fork_choices"],
             leave_out=leave_out,
+            fork_choices=data["fork_choices"],
         )
+        plan = KINDS[data["kind"]].create(asked)
         return Response(self._shown(plans_of(ws).get(pk=plan.pk)), status=201)
 
 
