@@ -138,20 +138,8 @@ def plan_create(
     if not the_kind.planner:  # a repoint has an engine of its own (repoint_create)
         raise ValidationFailed(f"{the_kind.a.capitalize()} is not planned from a bundle version")
     fork_choices = dict(fork_choices or {})
-    if bundle_version is not None:  # the stored status decides, not a caller's copy
-        bundle_version = (
-            BundleVersion.objects.select_related("bundle")
-            .annotate(visible_to_workspace=visible_to_workspace(workspace))
-            .get(pk=bundle_version.pk)
-        )
+    bundle_version, installation = _as_stored(workspace, bundle_version)
     bundle = bundle_version.bundle if bundle_version else None
-    installation = (
-        Installation.objects.select_related("bundle", "bundle_version")
-        .filter(workspace=workspace, bundle=bundle)
-        .first()
-        if bundle
-        else None
-    )
     the_kind.check(
         workspace=workspace,
         bundle_version=bundle_version,
@@ -159,13 +147,7 @@ def plan_create(
         generation=generation,
     )
     agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
-    left_out = sorted({agent.pk if isinstance(agent, Agent) else agent for agent in leave_out})
-    if left_out and Agent.objects.filter(workspace=workspace, pk__in=left_out).count() != len(
-        left_out
-    ):  # an id posted from a page, not an agent of this workspace: refused, not kept
-        raise ValidationFailed(
-            f"Every agent must belong to {workspace.name}", code=ErrorCode.BAD_AGENT
-        )
+    left_out = _left_out(workspace, leave_out)
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=the_kind.planner,
@@ -179,17 +161,7 @@ def plan_create(
         raise ValidationFailed(
             f"Every agent must belong to {workspace.name}", code=ErrorCode.BAD_AGENT
         )
-    depth: dict[str, int] = {}
-    while True:
-        try:
-            draft = compute_plan(inputs)
-            break
-        except SlugsUnread as unread:
-            # A long run of taken re-slugs: read four times as many candidates (one query).
-            depth[unread.name] = depth.get(unread.name, RESLUG_CANDIDATES) * 4
-            inputs, reads = read_more_candidates(
-                workspace, inputs, reads, unread.name, depth[unread.name]
-            )
+    draft, inputs, reads = _computed(workspace, inputs, reads)
     _check_choices(fork_choices, draft.steps)
     reads = relevant_reads(reads, draft.steps, inputs)
     comment = f"Planned {kind} of {the_kind.subject(bundle_version, generation)}"
@@ -222,6 +194,51 @@ def plan_create(
         if not prepared_because:  # Pixie's own plan is told with its reason (after_yank)
             notify_plan_waiting(plan, asker=actor)
     return plan
+
+
+def _as_stored(workspace, bundle_version):
+    """The version as stored (its status decides, not a caller's copy), with whether the
+    workspace sees it; and the workspace's installation of its bundle, if any."""
+    if bundle_version is None:
+        return None, None
+    bundle_version = (
+        BundleVersion.objects.select_related("bundle")
+        .annotate(visible_to_workspace=visible_to_workspace(workspace))
+        .get(pk=bundle_version.pk)
+    )
+    installation = (
+        Installation.objects.select_related("bundle", "bundle_version")
+        .filter(workspace=workspace, bundle=bundle_version.bundle)
+        .first()
+    )
+    return bundle_version, installation
+
+
+def _left_out(workspace, leave_out) -> list[int]:
+    """The ids of the agents left out, each one of the workspace's: an id posted from a
+    page that is not is refused, not kept."""
+    left_out = sorted({agent.pk if isinstance(agent, Agent) else agent for agent in leave_out})
+    if left_out and Agent.objects.filter(workspace=workspace, pk__in=left_out).count() != len(
+        left_out
+    ):
+        raise ValidationFailed(
+            f"Every agent must belong to {workspace.name}", code=ErrorCode.BAD_AGENT
+        )
+    return left_out
+
+
+def _computed(workspace, inputs, reads):
+    """The plan's draft, reading more re-slug candidates where a long run of them is taken
+    (four times as many each time, one query)."""
+    depth: dict[str, int] = {}
+    while True:
+        try:
+            return compute_plan(inputs), inputs, reads
+        except SlugsUnread as unread:
+            depth[unread.name] = depth.get(unread.name, RESLUG_CANDIDATES) * 4
+            inputs, reads = read_more_candidates(
+                workspace, inputs, reads, unread.name, depth[unread.name]
+            )
 
 
 def _second_owner_level(workspace) -> str:
