@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from catalog.models import Plan
 from pixie import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
+from pixie.admin_install import InstallPages
 from pixie.admin_policy import PolicyPages
 from pixie.core.audit.log import (
     CATALOG,
@@ -57,7 +58,12 @@ class MembershipInline(SharedChoicesInline):
 
 @admin.register(Workspace)
 class WorkspaceAdmin(
-    MembersPages, PolicyPages, NotificationPages, WorkspacePages, WorkspaceScopedAdmin
+    MembersPages,
+    PolicyPages,
+    InstallPages,
+    NotificationPages,
+    WorkspacePages,
+    WorkspaceScopedAdmin,
 ):
     workspace_field = "id"
     list_display = ["name", "slug", "created_at", "dashboard_link"]
@@ -76,6 +82,7 @@ class WorkspaceAdmin(
             plan,
             *self.members_urls(),
             *self.policy_urls(),
+            *self.install_urls(),
             *self.notification_urls(),
             *super().get_urls(),
         ]

@@ -307,6 +307,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 if kind_of(plan).effect == Effect.MOVES and plan.status == Plan.State.APPLIED
                 else None
             ),
+            to_no_agent=kind_of(plan).effect == Effect.CREATES
+            and not any(s["type"] in ("agent.attach", "agent.has") for s in plan.steps),
             is_owner=role == Membership.Role.OWNER,
             signature=(
                 signature_words(signature_summary(plan.bundle_version))
@@ -410,6 +412,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 agents=plan.options.get("agents", []),
                 fork_choices=choices,
                 leave_out=left_out,
+                following=plan.options.get("following", []),
                 generation=plan.options.get("generation"),
                 actor=request.user,
             )

@@ -111,6 +111,9 @@ class PlanInputs:
     # (agent id, name, whether it follows the latest of every one it has), by name
     holders: tuple[tuple[int, str, bool], ...] = ()
     left_out: frozenset[int] = frozenset()  # holders the owner left out
+    # The chosen agents (install) whose new skills follow the latest revision instead of
+    # being pinned to the new ones: the owner's choice, agent by agent.
+    following: frozenset[int] = frozenset()
     # What each agent the plan touches runs now: agent id -> (name, ((skill slug,
     # follows the latest, runs its own override), ...)), its enabled, live skills
     runs: dict[int, tuple[str, tuple[tuple[str, bool, bool], ...]]] = field(
@@ -763,14 +766,21 @@ def _attach_steps(inputs: PlanInputs, steps: list[Step]) -> list[AgentAttach | A
         has = inputs.attached.get(agent_id, frozenset())
         already = [slug for slug in attach if reused.get(slug) in has]
         if len(already) < len(attach):
+            follows = agent_id in inputs.following
             found.append(
                 {
                     "type": "agent.attach",
                     "agent_id": agent_id,
                     "agent": agent_name,
                     "skills": [slug for slug in attach if slug not in already],
+                    "follows": follows,
                     "reason": "you chose this agent; the skills are added in bundle order, "
-                    "pinned to the new revisions",
+                    + (
+                        "following the latest: your edits and later upgrades reach it at once"
+                        if follows
+                        else "pinned to the new revisions: later changes reach it when you "
+                        "repoint it"
+                    ),
                 }
             )
         if already:

@@ -232,6 +232,7 @@ def read_plan_inputs(
     agent_ids: list[int],
     fork_choices: dict[str, str],
     leave_out: list[int] | tuple = (),
+    following: list[int] | tuple = (),
     only_slugs: set[str] | None = None,
     diffs: bool = True,
 ) -> tuple[PlanInputs, dict]:
@@ -298,6 +299,7 @@ def read_plan_inputs(
         attached=_by_agent(attached),
         holders=holders,
         left_out=frozenset(leave_out),
+        following=frozenset(following),
         # The mention check is the plan's, not the apply's (which re-reads to compare).
         **(_runs(touched) if diffs else {}),
         context_budget=settings.PIXIE_AGENT_CONTEXT_BUDGET_TOKENS if diffs else 0,

@@ -37,6 +37,7 @@ class PlanRequest:
     generation: int | None = None
     agents: list = field(default_factory=list)
     leave_out: list = field(default_factory=list)
+    following: list = field(default_factory=list)  # among ``agents``: follow the latest
     fork_choices: dict = field(default_factory=dict)
 
 

@@ -125,11 +125,14 @@ def plan_create(
     fork_choices: dict[str, str] | None = None,
     generation: int | None = None,
     leave_out: list | tuple = (),
+    following: list | tuple = (),
     prepared_because: str = "",
 ) -> Plan:
     """Compute a plan; nothing in the workspace changes until it is approved and applied.
     A rollback names the generation it returns to (plan_rollback finds its version).
     ``leave_out``: agents (or ids) an upgrade does not add its new skills to.
+    ``following``: among an install's ``agents``, those whose new skills follow the latest
+    revision instead of being pinned to the new ones.
     ``prepared_because``: Pixie prepares it itself (actor None, e.g. after a yank), and
     says why; a person asking is an owner, checked as always."""
     if not (actor is None and prepared_because):
@@ -148,6 +151,12 @@ def plan_create(
     )
     agent_ids = [agent.pk if isinstance(agent, Agent) else agent for agent in agents]
     left_out = _left_out(workspace, leave_out)
+    follow = sorted({agent.pk if isinstance(agent, Agent) else agent for agent in following})
+    if set(follow) - set(agent_ids):
+        raise ValidationFailed(
+            "An agent that follows the latest must be one of the agents the skills go to",
+            code=ErrorCode.BAD_AGENT,
+        )
     inputs, reads = read_plan_inputs(
         workspace=workspace,
         kind=the_kind.planner,
@@ -156,6 +165,7 @@ def plan_create(
         agent_ids=agent_ids,
         fork_choices=fork_choices,
         leave_out=left_out,
+        following=follow,
     )
     if len(inputs.agents) != len(set(agent_ids)):
         raise ValidationFailed(
@@ -183,6 +193,7 @@ def plan_create(
                 "agents": agent_ids,
                 "fork_choices": fork_choices,
                 **({"leave_out": left_out} if left_out else {}),
+                **({"following": follow} if follow else {}),
                 **({"generation": generation} if the_kind.names_generation else {}),
             },
             reads=reads,

@@ -217,10 +217,15 @@ class ApprovalRule(TypedDict):
 
 
 class AgentAttach(TypedDict):
+    """An install's skills added to an agent the owner chose: pinned to the new revisions,
+    or following the latest where the owner chose that (plans made before the choice
+    existed have no ``follows``: pinned)."""
+
     type: Literal["agent.attach"]
     agent_id: int
     agent: str
     skills: list[str]
+    follows: bool
     reason: str
 
 

@@ -30,18 +30,45 @@ def test_an_owner_installs_then_upgrades_with_a_merge_from_the_workspace_home(
         assert page.url == tab.base + reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
         expect(page.locator("#dashboard-catalog")).to_contain_text("Accounts Receivable")
         axe_both_themes(tab, "workspace-home")
-        page.get_by_role("button", name="Install Accounts Receivable 2.2.0").click()
+        page.get_by_role("link", name="Install Accounts Receivable 2.2.0").click()
+        clicks += 1
+        # Every agent is ticked, pinned, and what pinning means is said; the owner lets
+        # the front desk follow the latest instead (a choice, not a click of the journey).
+        expect(page.locator("h1")).to_have_text("Install Accounts Receivable 2.2.0 in Acme")
+        expect(page.locator("#install-pinning")).to_contain_text("only when you repoint it")
+        for agent in agents:
+            expect(page.get_by_label(agent.name, exact=True)).to_be_checked()
+        axe_both_themes(tab, "workspace-install")
+        page.get_by_label("How Front desk agent uses them").select_option(
+            label="Follows the latest"
+        )
+        page.get_by_role("button", name="Compute the plan").click()
         clicks += 1
         expect(page.locator("h1")).to_contain_text("install Accounts Receivable 2.2.0")
+        agents_group = page.locator("#group-agents")
+        expect(agents_group).to_contain_text("Collections agent: ")
+        expect(agents_group).to_contain_text("(pinned to these revisions)")
+        expect(agents_group).to_contain_text("(following the latest)")
         page.get_by_role("button", name="Approve the whole plan").click()
         clicks += 1
         expect(page.locator("#plan-status")).to_have_text("Applied", timeout=60_000)
         assert Installation.objects.get().bundle_version == demo_catalog["2.2.0"]
         install_clicks = clicks
 
+        # An edit reaches the agent that follows; the pinned one's composed prompt says
+        # it is behind, and by how much.
+        chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+        skill_edit(skill=chase, actor=owner, body=chase.head.body + "\n\n" + OWN_LINE)
+        collections, front_desk = agents
+        tab.go(reverse("admin:agents_agent_prompt", args=[collections.pk]))
+        expect(page.locator("#content-main")).to_contain_text("pinned behind the latest (r1 of r2)")
+        expect(page.locator("#content-main")).not_to_contain_text(OWN_LINE)
+        tab.go(reverse("admin:agents_agent_prompt", args=[front_desk.pk]))
+        expect(page.locator("#content-main")).to_contain_text(OWN_LINE)
+
         tab.go("/")
         expect(page.locator("#dashboard-installations")).to_contain_text("up to date")
-    assert install_clicks <= 3, install_clicks
+    assert install_clicks <= 4, install_clicks  # login, Install, Compute, Approve
 
     # A member reads the same home and is offered no action.
     reader = person(member)

@@ -43,7 +43,7 @@ def test_the_upgrade_page_says_how_many_pins_are_behind(upgraded, acme, owner):
     client = Client()
     client.force_login(owner)
     page = client.get(reverse("admin:catalog_plan_review", args=[upgraded.pk])).content.decode()
-    assert "2 pinned attachments on 2 agents" in page and "Plan a repoint" in page
+    assert "2 pinned attachments on 2 agents" in page and "Repoint these agents" in page
     installation = Installation.objects.get()
     page = client.get(reverse("admin:catalog_installation_change", args=[installation.pk]))
     assert "2 pinned attachments on 2 agents" in page.content.decode()

@@ -116,14 +116,17 @@ def test_an_owner_installs_and_upgrades_from_the_workspace_home(
     url = reverse("admin:pixie_workspace_dashboard", args=[acme.pk])
     assert home.status_code == 302 and home["Location"] == url
     page = client.get(url).content.decode()
-    assert 'value="Install Accounts Receivable 2.2.0"' in page
-    action = reverse("admin:pixie_workspace_plan", args=[acme.pk])
-    asked = client.post(action, {"kind": "install", "bundle": "accounts-receivable",
-                                 "version": "2.2.0"})  # fmt: skip
+    install_page = reverse("admin:pixie_workspace_install", args=[acme.pk])
+    offered = f"{install_page}?bundle=accounts-receivable&amp;version=2.2.0"
+    assert f'href="{offered}">Install Accounts Receivable 2.2.0</a>' in page
+    form = client.get(offered.replace("&amp;", "&")).content.decode()
+    assert "Compute the plan" in form and "has no agents yet" in form
+    asked = client.post(install_page, {"bundle": "accounts-receivable", "version": "2.2.0"})
     plan = Plan.objects.get(workspace=acme)
     assert asked["Location"] == reverse("admin:catalog_plan_review", args=[plan.pk])
     assert (plan.kind, plan.bundle_version.version, plan.status) == ("install", "2.2.0", "proposed")
     # Refusals say what is wrong, on the home, and ask for nothing.
+    action = reverse("admin:pixie_workspace_plan", args=[acme.pk])
     for bad, words in (
         ({"kind": "install", "bundle": "accounts-receivable", "version": "9.9.9"},
          "No published version 9.9.9 of accounts-receivable"),
@@ -136,7 +139,7 @@ def test_an_owner_installs_and_upgrades_from_the_workspace_home(
     assert Plan.objects.filter(workspace=acme).count() == 1
     # A member is offered nothing and, posting anyway, is refused.
     member_page = browser(member).get(url).content.decode()
-    assert 'value="Install' not in member_page and "its owners install" in member_page
+    assert install_page not in member_page and "its owners install" in member_page
     refused = browser(member).post(action, {"kind": "install", "bundle": "accounts-receivable",
                                            "version": "2.2.0"}, follow=True)  # fmt: skip
     assert "Only an owner of" in refused.content.decode()

@@ -156,6 +156,7 @@ ADMIN_NAMED = {
     "pixie_workspace_dashboard": "workspace_page",
     "pixie_workspace_members": "workspace_page",
     "pixie_workspace_policy": "workspace_page",
+    "pixie_workspace_install": "workspace_page",
     "pixie_my_tokens": "any_staff",
     "pixie_notification_choices": "any_staff",
     "pixie_notification_read": "post_only",
@@ -581,6 +582,7 @@ ADMIN_POSTS = [
     ("pixie_message_block", {"delete_pending": "on"}),
     ("pixie_workspace_members", {"action": "remove", "username": "mia"}),
     ("pixie_workspace_policy", POLICY_FORM),
+    ("pixie_workspace_install", {"bundle": "accounts-receivable", "version": "2.1.0"}),
     ("pixie_my_tokens", {"action": "make", "name": "Robot"}),
     ("pixie_notification_choices", {"plan_waiting-in_home": "on"}),
     ("pixie_notification_read", {}),
@@ -694,6 +696,7 @@ ACTING_PAGES = {
     "pixie_message_block": {"delete_pending": "on"},
     "pixie_workspace_members": {"action": "remove", "username": "mia"},
     "pixie_workspace_policy": POLICY_FORM,
+    "pixie_workspace_install": {"bundle": "accounts-receivable", "version": "2.1.0"},
 }
 
 

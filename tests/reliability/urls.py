@@ -103,7 +103,10 @@ def fill(route: str, name: str, world) -> str | None:
         if converter not in values:
             return None
         url = re.sub(rf"<(?:\w+:)?{converter}>", str(values[converter]), url, count=1)
-    return "/" + url.lstrip("^").rstrip("$")
+    url = "/" + url.lstrip("^").rstrip("$")
+    if name == "pixie_workspace_install":  # the version to install is in the query
+        url += "?bundle=accounts-receivable&version=2.1.0"
+    return url
 
 
 def _reversion_url(name, match, world) -> str | None:

@@ -29,6 +29,15 @@ class PlanRequestSerializer(StrictSerializer):
         help_text="For an upgrade or a rollback: agents (slugs) not to add its new skills "
         "to. By default every agent that has the bundle's other skills gets them.",
     )
+    follow = serializers.ListField(
+        child=serializers.SlugField(max_length=64),
+        required=False,
+        max_length=200,
+        default=list,
+        help_text="For an install: agents (slugs, among `agents`) whose new skills follow the "
+        "latest revision, so that your edits and later upgrades reach them at once. The others "
+        "are pinned to the new revisions until you repoint them.",
+    )
     fork_choices = serializers.DictField(
         child=serializers.ChoiceField(choices=FORK_CHOICES),
         required=False,

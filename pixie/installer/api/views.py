@@ -59,7 +59,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
         serializer = PlanRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        named = set(data["agents"]) | set(data["leave_out"])
+        named = set(data["agents"]) | set(data["leave_out"]) | set(data["follow"])
         found = {a.slug: a for a in Agent.objects.filter(workspace=ws, slug__in=named)}
         missing = sorted(named - set(found))
         if missing:
@@ -76,6 +76,7 @@ class PlanList(InWorkspace, generics.ListAPIView):
             generation=data.get("generation"),
             agents=agents,
             leave_out=leave_out,
+            following=[found[slug] for slug in data["follow"]],
             fork_choices=data["fork_choices"],
         )
         plan = KINDS[data["kind"]].create(asked)

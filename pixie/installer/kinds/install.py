@@ -37,6 +37,7 @@ class Install(PlanKind):
             agents=request.agents,
             fork_choices=request.fork_choices,
             leave_out=request.leave_out,
+            following=request.following,
         )
 
     def apply(self, *, plan_id: int) -> str:
