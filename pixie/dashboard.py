@@ -37,11 +37,16 @@ def workspace_dashboard(*, workspace) -> dict:
     for bundle_id, version, pk in published:
         if bundle_id not in newest or version_key(version) > version_key(newest[bundle_id][0]):
             newest[bundle_id] = (version, pk)
+    waiting = _waiting_plans(workspace, [i.bundle_id for i in installations])
     rows, upgrades = [], []
     for installation in installations:
         latest, latest_id = newest.get(installation.bundle_id, (None, None))
         is_newer = latest and version_key(latest) > version_key(installation.bundle_version.version)
-        rows.append({"installation": installation, "newer": latest if is_newer else None})
+        rows.append({
+            "installation": installation,
+            "newer": latest if is_newer else None,
+            "waiting": waiting.get(installation.bundle_id),
+        })  # fmt: skip
         if is_newer:
             upgrades.append((installation.bundle_version_id, latest_id, latest))
     # What each upgrade changes, in one line: the bundle comparison's rules, all at once.
@@ -77,6 +82,25 @@ def workspace_dashboard(*, workspace) -> dict:
         # Counting groups: the grouped query again, as a subquery (Django's count()).
         **_first("agents_behind", agents_behind),
     }
+
+
+def _waiting_plans(workspace, bundle_ids: list[int]) -> dict[int, int]:
+    """bundle id -> the newest proposed plan for it (an upgrade Pixie prepared after a
+    yank, one an owner asked for): the home links it instead of offering another. One
+    query, none without installations."""
+    if not bundle_ids:
+        return {}
+    waiting: dict[int, int] = {}
+    for pk, brought, installed in (
+        Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED)
+        .filter(
+            Q(bundle_version__bundle_id__in=bundle_ids) | Q(installation__bundle_id__in=bundle_ids)
+        )
+        .order_by("created_at")
+        .values_list("pk", "bundle_version__bundle_id", "installation__bundle_id")
+    ):
+        waiting[brought or installed] = pk
+    return waiting
 
 
 SECTION_SHOWN = 20

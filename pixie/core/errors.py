@@ -70,6 +70,7 @@ class ErrorCode(StrEnum):
     SAME_VERSION = "same_version"
     BAD_AGENT = "bad_agent"
     BAD_FORK_CHOICE = "bad_fork_choice"
+    FORK_UNDECIDED = "fork_undecided"  # a fork the plan waits for a choice for
     NO_GENERATION = "no_generation"
     OVERRIDE_IN_USE = "override_in_use"
     INVALID_POLICY = "invalid_policy"

@@ -43,7 +43,7 @@ from pixie.core.web.whole_numbers import whole_number
 
 from .plan_display import SKILL_TEXT_STEPS, grouped_steps, plan_timeline, skill_after
 from .plan_kinds import KINDS, Effect, PlanRequest, kind_of
-from .plans import plan_approve, plan_create, plan_reject, plan_rollback
+from .plans import plan_approve, plan_create, plan_reject, plan_rollback, undecided_forks
 from .policy import blocking, plan_policy
 from .repoint import repoint_backlog, repoint_create
 from .takeover import plan_take_over
@@ -290,6 +290,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
             timeline=plan_timeline(plan),
             done=plan.status == Plan.State.APPLIED,
             forks=any(step["type"] == "skill.fork" for step in plan.steps),
+            waiting=[step["slug"] for step in undecided_forks(plan)],
             holders=any(s["type"] in ("agent.gains", "agent.left_out") for s in plan.steps),
             can_decide=role == Membership.Role.OWNER and plan.status == Plan.State.PROPOSED,
             is_member_only=role == Membership.Role.MEMBER,
@@ -404,6 +405,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         """Different fork choices make a new plan; this one is superseded."""
         plan = self._plan(request, plan_id)
         choices, left_out = self._chosen(request, plan)
+        choices = {slug: choice for slug, choice in choices.items() if choice}  # "": waits
         try:
             new_plan = plan_create(
                 workspace=plan.workspace,
@@ -413,6 +415,7 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 fork_choices=choices,
                 leave_out=left_out,
                 following=plan.options.get("following", []),
+                recommend=plan.options.get("recommend", ""),
                 generation=plan.options.get("generation"),
                 actor=request.user,
             )
@@ -430,8 +433,11 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         """Each fork's choice and the agents left out, as posted (or as the plan has them,
         without a request or for what the form did not show)."""
         posted = request.POST if request is not None else {}
+        # A fork that waits for a choice has none until one is posted ("").
         forks = {
-            step["slug"]: posted.get(f"fork-{step['slug']}", step["choice"])
+            step["slug"]: posted.get(
+                f"fork-{step['slug']}", step["choice"] if step.get("decided", True) else ""
+            )
             for step in plan.steps
             if step["type"] == "skill.fork"
         }

@@ -114,6 +114,8 @@ def _ready_plan(installation: Installation, yanked: BundleVersion, because: str)
                 actor=None,
                 bundle_version=target,
                 prepared_because=because,
+                # A skill edited here is not left on the yanked text by default.
+                recommend="merge",
             )
             return plan, ""
         except PixieError as exc:

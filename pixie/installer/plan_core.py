@@ -114,6 +114,10 @@ class PlanInputs:
     # The chosen agents (install) whose new skills follow the latest revision instead of
     # being pinned to the new ones: the owner's choice, agent by agent.
     following: frozenset[int] = frozenset()
+    # "" : a fork with no choice is kept (the rule: a local edit stays unless the owner
+    # chooses). "take" or "merge" (merge where it is offered, else take): a fork with no
+    # choice waits for one, with that recommended (a rollback; a plan after a yank).
+    recommend: str = ""
     # What each agent the plan touches runs now: agent id -> (name, ((skill slug,
     # follows the latest, runs its own override), ...)), its enabled, live skills
     runs: dict[int, tuple[str, tuple[tuple[str, bool, bool], ...]]] = field(
@@ -456,6 +460,9 @@ FORK_OUTCOME = {
 }
 
 
+FORK_WAITS = "the plan waits for your choice (recommended: {})"
+
+
 def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
     """Base (the version the fork came from), yours and new, merged field by field:
     changed on one side only, that side wins; changed alike, that; changed apart, a
@@ -475,9 +482,13 @@ def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
         conflicts.append("body")
     conflicts += [f"file {path}" for path in file_conflicts]
     offered = ["keep", "take"] + ([] if conflicts else ["merge"])
-    choice = inputs.fork_choices.get(installed.slug, "keep")
+    choice = inputs.fork_choices.get(installed.slug)
+    decided = choice in offered or not inputs.recommend
     if choice not in offered:
         choice = "keep"
+    recommended = None
+    if inputs.recommend:
+        recommended = "merge" if inputs.recommend == "merge" and "merge" in offered else "take"
     merged = None
     if not conflicts:
         merged = {
@@ -500,8 +511,10 @@ def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
         "merged_size": size_facts(merged_body) if merged_body is not None else None,
         "choices": offered,
         "choice": choice,
+        "decided": decided,
+        "recommended": recommended,
         "reason": "you edited this skill since it came from the bundle; "
-        + FORK_OUTCOME[choice]
+        + (FORK_OUTCOME[choice] if decided else FORK_WAITS.format(recommended))
         + (
             f"; merge is not offered: {', '.join(conflicts)} changed both here and in the "
             "catalog"
@@ -1002,7 +1015,8 @@ def summarize(steps: list[Step]) -> str:
     updated = by_type.get("skill.update", 0) + sum(
         1 for s in steps if s["type"] == "skill.fork" and s["choice"] != "keep"
     )
-    kept = sum(1 for s in steps if s["type"] == "skill.fork" and s["choice"] == "keep")
+    waiting = sum(1 for s in steps if s["type"] == "skill.fork" and not s["decided"])
+    kept = sum(1 for s in steps if s["type"] == "skill.fork" and s["choice"] == "keep") - waiting
     removed = by_type.get("skill.remove", 0)
     if created:
         changes.append(f"creates {_count(created, 'skill')}")
@@ -1012,6 +1026,8 @@ def summarize(steps: list[Step]) -> str:
         changes.append(f"archives {_count(removed, 'skill')}")
     if kept:
         changes.append(f"keeps {_count(kept, 'fork')}")
+    if waiting:
+        changes.append(f"waits for your choice for {_count(waiting, 'fork')}")
     if by_type.get("egress.remove"):
         changes.append(f"removes {_count(by_type['egress.remove'], 'host')}")
     findings = count_words([s for s in steps if s["type"] == "finding"])

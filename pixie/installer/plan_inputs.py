@@ -233,6 +233,7 @@ def read_plan_inputs(
     fork_choices: dict[str, str],
     leave_out: list[int] | tuple = (),
     following: list[int] | tuple = (),
+    recommend: str = "",
     only_slugs: set[str] | None = None,
     diffs: bool = True,
 ) -> tuple[PlanInputs, dict]:
@@ -300,6 +301,7 @@ def read_plan_inputs(
         holders=holders,
         left_out=frozenset(leave_out),
         following=frozenset(following),
+        recommend=recommend,
         # The mention check is the plan's, not the apply's (which re-reads to compare).
         **(_runs(touched) if diffs else {}),
         context_budget=settings.PIXIE_AGENT_CONTEXT_BUDGET_TOKENS if diffs else 0,

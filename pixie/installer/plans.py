@@ -87,6 +87,9 @@ def plan_rollback(*, workspace, bundle: str, generation, actor, **kwargs) -> Pla
     local edits since are forks with the usual choices, skills it removes leave their
     agents, and pins stay (a repoint is offered after)."""
     found = generation_of(installed(workspace, bundle), generation)
+    # A skill edited (or merged) since waits for the owner's choice, restoring the
+    # generation's text recommended: a rollback that kept it would not roll it back.
+    kwargs.setdefault("recommend", "take")
     return plan_create(
         workspace=workspace,
         kind=Plan.Kind.ROLLBACK,
@@ -126,6 +129,7 @@ def plan_create(
     generation: int | None = None,
     leave_out: list | tuple = (),
     following: list | tuple = (),
+    recommend: str = "",
     prepared_because: str = "",
 ) -> Plan:
     """Compute a plan; nothing in the workspace changes until it is approved and applied.
@@ -133,6 +137,8 @@ def plan_create(
     ``leave_out``: agents (or ids) an upgrade does not add its new skills to.
     ``following``: among an install's ``agents``, those whose new skills follow the latest
     revision instead of being pinned to the new ones.
+    ``recommend``: "take" or "merge" (where offered, else take): a fork no choice names
+    waits for the owner's choice, with that one recommended, instead of being kept.
     ``prepared_because``: Pixie prepares it itself (actor None, e.g. after a yank), and
     says why; a person asking is an owner, checked as always."""
     if not (actor is None and prepared_because):
@@ -166,6 +172,7 @@ def plan_create(
         fork_choices=fork_choices,
         leave_out=left_out,
         following=follow,
+        recommend=recommend,
     )
     if len(inputs.agents) != len(set(agent_ids)):
         raise ValidationFailed(
@@ -194,6 +201,7 @@ def plan_create(
                 "fork_choices": fork_choices,
                 **({"leave_out": left_out} if left_out else {}),
                 **({"following": follow} if follow else {}),
+                **({"recommend": recommend} if recommend else {}),
                 **({"generation": generation} if the_kind.names_generation else {}),
             },
             reads=reads,
@@ -296,6 +304,7 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
         )
         checks = []
         if locked.status == Plan.State.PROPOSED:
+            _refuse_if_undecided(locked)
             checks = policy_checks(locked, approver=actor, role=Membership.Role.OWNER)
             refuse_if_blocked(locked, checks)
         moved = Plan.objects.filter(pk=plan.pk, status=Plan.State.PROPOSED).update(
@@ -315,6 +324,24 @@ def plan_approve(*, plan: Plan, actor) -> Plan:
         reversion.add_to_revision(plan)
         transaction.on_commit(lambda: apply_plan.delay(plan.pk))
     return plan
+
+
+def undecided_forks(plan: Plan) -> list[dict]:
+    """The plan's forks that wait for the owner's choice (none in a plan made before the
+    choice could wait)."""
+    return [s for s in plan.steps if s["type"] == "skill.fork" and not s.get("decided", True)]
+
+
+def _refuse_if_undecided(plan: Plan) -> None:
+    waiting = undecided_forks(plan)
+    if waiting:
+        named = ", ".join(f"@{s['slug']} (recommended: {s['recommended']})" for s in waiting)
+        raise ValidationFailed(
+            f"Plan #{plan.pk} waits for your choice for {named}: keep your text, take the "
+            "new one, or merge where offered. Choose, and the plan is computed again for "
+            "you to read before approving.",
+            code=ErrorCode.FORK_UNDECIDED,
+        )
 
 
 def plan_reject(*, plan: Plan, actor, reason: str) -> Plan:

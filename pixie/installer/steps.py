@@ -111,7 +111,11 @@ class SkillFork(_SkillChange):
     merged: dict | None
     merged_size: SizeFacts | None
     choices: list[Literal["keep", "take", "merge"]]
+    # What the plan was computed with; while ``decided`` is false (a fork no one chose for,
+    # in a plan that does not keep forks by default) it is "keep" and approving waits.
     choice: Literal["keep", "take", "merge"]
+    decided: bool
+    recommended: Literal["take", "merge"] | None
 
 
 class AgentContext(TypedDict):
