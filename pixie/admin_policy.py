@@ -20,6 +20,7 @@ from pixie.installer.policy import (
     SEVERITY_WORDS,
     policy_settings,
     policy_update,
+    policy_warnings,
 )
 
 
@@ -95,4 +96,5 @@ class PolicyPages:
             problems=form.problems() if form.is_bound else [],
             settings=policy_settings(workspace),
             severity_words=SEVERITY_WORDS[workspace.policy_findings_severity],
+            warnings=policy_warnings(workspace),
         )

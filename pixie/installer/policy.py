@@ -140,8 +140,44 @@ def _second_owner(plan: Plan, workspace: Workspace, approver, role) -> RuleCheck
         asked, other = f"{name} asked for it", f"an owner other than {name}"
     return RuleCheck(
         SECOND_OWNER, level, True, False, None,
-        f"This plan expands reach and {asked}: {other} {needs} approve it.",
+        f"This plan expands reach and {asked}: {other} {needs} approve it. "
+        + _who_can(plan, asker_id, workspace),
     )  # fmt: skip
+
+
+def _who_can(plan: Plan, asker_id, workspace: Workspace) -> str:
+    """Who can be the plan's second owner, or, where nobody can, how to unblock it (one
+    query: the owners who were owners when it was asked)."""
+    eligible = sorted(
+        Membership.objects.filter(
+            workspace_id=plan.workspace_id,
+            role=Membership.Role.OWNER,
+            owner_since__lte=plan.created_at,
+        )
+        .exclude(user_id=asker_id)
+        .values_list("user__username", flat=True)
+    )
+    if eligible:
+        return f"Who can: {', '.join(eligible)}."
+    return (
+        f"Nobody can now: {workspace.name} has no other owner who was one when it was asked. "
+        "Add an owner on People, then ask for the plan again (an owner added after a plan "
+        "was asked cannot be its second owner)."
+    )
+
+
+def policy_warnings(workspace: Workspace) -> list[str]:
+    """What the policy as it stands means for this workspace that its owners should know:
+    a second owner required where there is one owner (one query)."""
+    if workspace.policy_second_owner != PolicyLevel.REQUIRED:
+        return []
+    owners = Membership.objects.filter(workspace=workspace, role=Membership.Role.OWNER).count()
+    if owners > 1:
+        return []
+    return [
+        f"{workspace.name} has one owner: no plan that adds a host or a credential can be "
+        "approved until a second owner joins. Add one on People, or make the rule advisory."
+    ]
 
 
 def _expiry(plan: Plan, workspace: Workspace, now) -> RuleCheck:

@@ -568,3 +568,39 @@ def test_an_owner_made_after_the_plan_was_asked_cannot_be_its_second_owner(
         "mia-2 is now an owner of Acme (made so by owen)",
         "sock-puppet is now an owner of Acme (made so by owen)",
     ]
+
+
+# --- a rule nobody can satisfy --------------------------------------------------------
+
+
+def test_requiring_a_second_owner_with_one_owner_warns_on_the_policy_page(acme, owner, olga):
+    Membership.objects.filter(user=olga).delete()  # Acme back to one owner
+    client = browser(owner)
+    answer = client.post(policy_url(acme), form_data(second_owner="required"), follow=True)
+    page = answer.content.decode()
+    assert "The approval policy of Acme is saved." in page
+    assert (
+        "Acme has one owner: no plan that adds a host or a credential can be approved until "
+        "a second owner joins. Add one on People, or make the rule advisory."
+    ) in page
+    Membership.objects.create(workspace=acme, user=olga, role=Membership.Role.OWNER)
+    assert "Acme has one owner" not in client.get(policy_url(acme)).content.decode()
+
+
+def test_a_blocked_plan_says_who_can_approve_it_or_how_to_unblock_it(
+    acme, owner, olga, demo_catalog
+):
+    set_policy(owner, second_owner="required")
+    plan = ask_install(owner, demo_catalog)
+    review = reverse("admin:catalog_plan_review", args=[plan.pk])
+    page = browser(owner).get(review).content.decode()
+    assert "an owner other than owen must approve it. Who can: olga." in page
+    # Olga leaves: nobody who was an owner when it was asked is left to approve it.
+    Membership.objects.filter(user=olga).delete()
+    page = browser(owner).get(review).content.decode()
+    assert (
+        "Nobody can now: Acme has no other owner who was one when it was asked. Add an owner "
+        "on People, then ask for the plan again"
+    ) in page
+    refused = api_for(owner).post(f"/api/workspaces/acme/plans/{plan.pk}/approve/")
+    assert refused.status_code == 403 and "Nobody can now" in refused.json()["detail"]
