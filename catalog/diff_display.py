@@ -141,7 +141,13 @@ def _three_cells(number, html, change) -> str:
     return f'<td class="num">{number or ""}</td><td class="{change}">{html}</td>'
 
 
-def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
+def aligned_three(
+    base: str,
+    yours: str,
+    new: str,
+    context: int = 2,
+    headings: tuple[str, str, str] = ("Base", "Yours", "New"),
+) -> str:
     """Base, yours and new side by side, aligned on the lines all three share (merge3's
     sync regions, the ones the merge itself uses). Each region between them is marked by
     who changed it: yours, new, both the same way, or both differently (a conflict), with
@@ -204,8 +210,8 @@ def aligned_three(base: str, yours: str, new: str, context: int = 2) -> str:
     table = (
         '<table class="diff three"><colgroup><col class="num"><col><col class="num"><col>'
         '<col class="num"><col><col class="what"></colgroup><thead><tr>'
-        '<th scope="col" colspan="2">Base</th><th scope="col" colspan="2">Yours</th>'
-        '<th scope="col" colspan="2">New</th><th scope="col">Who changed it</th></tr></thead>'
+        + "".join(f'<th scope="col" colspan="2">{escape(h)}</th>' for h in headings)
+        + '<th scope="col">Who changed it</th></tr></thead>'
         "<tbody>" + "".join(rows) + "</tbody></table>"
     )
     return mark_safe(table)  # noqa: S308 - every line was escaped above

@@ -85,6 +85,7 @@ class InstalledSkill:
     upstream: CatalogSkill | None
     approvals: tuple = ()
     files: tuple[FileInfo, ...] = ()
+    origin: str = "local"  # of its latest revision: a local edit, a merge Pixie made, ...
 
 
 @dataclass(frozen=True)
@@ -501,6 +502,8 @@ def _fork_step(inputs, installed, skill, body, base_body, facts) -> SkillFork:
         **facts,
         "base_body": base_body,
         "mine_body": installed.body,
+        "mine_revision": installed.revision_number,
+        "mine_origin": installed.origin,
         "merged_body": merged_body,
         "merge_text": merge_text,
         "fields": field_rows,

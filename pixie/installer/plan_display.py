@@ -15,7 +15,7 @@ GROUPS = [
         ("skill.create", "skill.update", "skill.unchanged", "skill.remove", "bundle.size"),
     ),
     ("renames", "Renamed or reused on arrival", ("skill.reslug", "skill.reuse")),
-    ("forks", "Forks and overrides: text you wrote", ("skill.fork", "agent.override")),
+    ("forks", "Forks and overrides: text changed here", ("skill.fork", "agent.override")),
     ("network", "Network", ("egress.add", "egress.remove")),
     ("credentials", "Credentials", ("credential.require", "credential.remove")),
     ("approvals", "Approval rules", ("approval.rule",)),
@@ -97,7 +97,24 @@ def fork_views(step: dict) -> dict:
     """A fork's three texts aligned: base, yours and new, each region marked by who
     changed it (a conflict where both did differently), changed words marked."""
     base, mine, new = (visible(step.get(k) or "") for k in ("base_body", "mine_body", "body"))
-    return {"three_html": aligned_three(base, mine, new)}
+    headings = fork_headings(step)
+    return {"three_html": aligned_three(base, mine, new, headings=headings), "headings": headings}
+
+
+# How the skill's latest revision here was made, as a fork's column says it.
+MADE_BY = {"merge": "a merge Pixie made", "local": "an edit here", "rename": "a rename here",
+           "import": "imported from a share", "catalog": "from the catalog"}  # fmt: skip
+
+
+def fork_headings(step: dict) -> tuple[str, str, str]:
+    """A fork's three columns, each saying what it is: the version the skill came from,
+    the skill now (its revision and how it was made) and what the plan brings."""
+    base = f"Base ({step['from_version']})" if step.get("from_version") else "Base"
+    now = "Now"
+    if step.get("mine_revision"):
+        made = MADE_BY.get(step.get("mine_origin", ""), "")
+        now = f"Now, r{step['mine_revision']}" + (f" ({made})" if made else "")
+    return base, now, f"Incoming ({step['to_version']})"
 
 
 # The steps after which a skill says something the plan chose: its page shows that text.

@@ -147,6 +147,7 @@ def _installed_skills(workspace, installation, incoming: set[str]) -> dict[str, 
             frontmatter=head.frontmatter,
             upstream=catalog_skill(upstream) if upstream else None,
             approvals=tuple(head.approvals),
+            origin=head.origin,
         )
     return found
 

@@ -102,6 +102,8 @@ class SkillFork(_SkillChange):
     type: Literal["skill.fork"]
     base_body: str
     mine_body: str
+    mine_revision: int  # the skill's latest revision here, and how it was made
+    mine_origin: str
     merged_body: str | None
     merge_text: str
     fields: list[dict]

@@ -135,3 +135,24 @@ def test_a_rollback_waits_for_a_choice_on_a_skill_edited_since_restoring_recomme
     assert Installation.objects.get().bundle_version == demo_catalog["2.1.0"]
     chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
     assert OWN_LINE not in chase.head.body
+
+
+def test_a_rollback_page_says_what_each_column_is_and_that_pixie_made_the_merge(
+    acme, owner, demo_catalog, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    install(acme, demo_catalog["2.1.0"], owner, capture)
+    edit_chase(acme, owner)
+    upgrade = plan_create(
+        workspace=acme, kind="upgrade", bundle_version=demo_catalog["2.2.0"], actor=owner,
+        fork_choices={"invoice-chase": "merge"},
+    )  # fmt: skip
+    approve_and_apply(upgrade, owner, capture)
+    rollback = plan_rollback(
+        workspace=acme, bundle="accounts-receivable", generation=1, actor=owner
+    )
+    page = browser(owner).get(reverse("admin:catalog_plan_review", args=[rollback.pk]))
+    page = page.content.decode()
+    assert "Now, r3 (a merge Pixie made)" in page and "Incoming (2.1.0)" in page
+    assert "Restore generation 1's text (the current one stays in history)" in page
+    assert "Keep the current text" in page and "text you wrote" not in page

@@ -92,10 +92,10 @@ def test_the_upgrade_page_shows_the_fork_and_its_three_choices(forked_upgrade, o
         "Take the new version (mine stays in history)",
         "Merge result",
         "Base (2.1.0)",
-        "Yours",
-        "New (2.2.0)",
+        "Now, r2 (an edit here)",  # each column says what it is: the skill now, and how
+        "Incoming (2.2.0)",
         "keeps 1 fork",
-        "Base (2.1.0), yours and new (2.2.0), aligned",
+        "Base (2.1.0), now, r2 (an edit here) and incoming (2.2.0), aligned",
     ]
     for text in expected:
         assert text in page, text
