@@ -70,6 +70,14 @@ def fill(route: str, name: str, world) -> str | None:
         "bundle_id": ids["bundle"],
         "bundle": "accounts-receivable",
     }
+    if "<int:requirement_id>" in route:  # the credential the world's install requires
+        from egress.models import CredentialRequirement
+
+        values["requirement_id"] = (
+            CredentialRequirement.objects.filter(workspace=world.acme)
+            .values_list("pk", flat=True)
+            .first()
+        )
     if "/restore/" in route:  # the world's skill with an earlier revision to restore
         values["slug"], values["skill_id"] = "month-end", ids["local_skill"]
     if "/turns/" in route:
