@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import reversion
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from catalog.models import SkillRevision, WorkspaceSkill
-from catalog.validators import body_too_large
+from catalog.validators import NAME_MAX, body_too_large
 from pixie.core.audit.records import audited
 from pixie.core.errors import ErrorCode, StateError, ValidationFailed
+from pixie.core.names import name_problem
+from pixie.core.namespace.engine import is_slug
 from pixie.core.people.permissions import require_owner
 
 from .models import Agent, AgentSkill, AgentSkillOverride, Turn, TurnSkill
@@ -20,6 +22,78 @@ from .models import Agent, AgentSkill, AgentSkillOverride, Turn, TurnSkill
 
 def _owner(actor, agent: Agent) -> None:
     require_owner(user=actor, workspace=agent.workspace)
+
+
+PROMPT_MAX = 8000  # the system prompt's limit (Agent.system_prompt)
+
+
+def _agent_problems(*, name: str, system_prompt: str) -> list[str]:
+    problems = []
+    if not name.strip():
+        problems.append("Give the agent a name")
+    elif len(name) > NAME_MAX:
+        problems.append(f"The name is {len(name)} characters; at most {NAME_MAX}")
+    elif problem := name_problem(name):
+        problems.append(f"The name {problem}")
+    if len(system_prompt) > PROMPT_MAX:
+        problems.append(
+            f"The system prompt is {len(system_prompt):,} characters; at most {PROMPT_MAX:,}"
+        )
+    return problems
+
+
+def agent_create(*, workspace, slug: str, name: str, actor, system_prompt: str = "") -> Agent:
+    """A new agent of the workspace, with no skills yet (an install, or its page, gives
+    it some). Owners only; nothing is made unless everything given is valid."""
+    require_owner(user=actor, workspace=workspace)
+    problems = _agent_problems(name=name, system_prompt=system_prompt)
+    if not is_slug(slug):
+        problems.insert(
+            0,
+            f"The slug {slug[:70]!r} is not one: lowercase letters, digits and hyphens, "
+            "starting with a letter or digit, at most 64",
+        )
+    if problems:
+        raise ValidationFailed(problems)
+    taken = ValidationFailed(
+        f"{workspace.name} already has an agent {slug!r}; choose another slug",
+        code=ErrorCode.AGENT_TAKEN,
+    )
+    if Agent.objects.filter(workspace=workspace, slug=slug).exists():
+        raise taken
+    try:
+        with audited(actor=actor, comment=f"Created agent {name.strip()} ({slug})"):
+            return Agent.objects.create(
+                workspace=workspace, slug=slug, name=name.strip(), system_prompt=system_prompt
+            )
+    except IntegrityError:  # another request made it in the meantime
+        raise taken from None
+
+
+def agent_update(
+    *, agent: Agent, actor, name: str | None = None, system_prompt: str | None = None
+) -> Agent:
+    """Rename the agent or change its system prompt (its slug, which clients use, stays)."""
+    _owner(actor, agent)
+    name = agent.name if name is None else name
+    system_prompt = agent.system_prompt if system_prompt is None else system_prompt
+    problems = _agent_problems(name=name, system_prompt=system_prompt)
+    if problems:
+        raise ValidationFailed(problems)
+    said = [
+        words
+        for words, changed in (
+            (f"renamed {agent.name} to {name.strip()}", name.strip() != agent.name),
+            ("changed its system prompt", system_prompt != agent.system_prompt),
+        )
+        if changed
+    ]
+    if not said:
+        return agent
+    with audited(actor=actor, comment=f"Agent {agent.slug}: {'; '.join(said)}"):
+        agent.name, agent.system_prompt = name.strip(), system_prompt
+        agent.save(update_fields=["name", "system_prompt"])
+    return agent
 
 
 def agent_skill_attach(

@@ -13,7 +13,10 @@ from agents.models import Agent, AgentSkill
 from agents.promote import assembly_promote
 from agents.prompt_history import first_turn_at, moment, prompt_compare
 from catalog.models import CatalogReview, WorkspaceSkill
+from catalog.validators import NAME_MAX
 from pixie.core.errors import PixieError, ValidationFailed
+from pixie.core.models import Workspace
+from pixie.core.web.admin_scoping import owned_workspace_ids
 from pixie.core.web.pages import WorkspacePages
 
 MENU_LIMIT = 200  # skills listed in the attach menu; a bigger workspace types the slug
@@ -26,12 +29,42 @@ class PromoteForm(forms.Form):
     description = forms.CharField(max_length=400, required=False)
 
 
+class AgentForm(forms.Form):
+    """An agent's name and system prompt (its slug is given once, when it is made)."""
+
+    name = forms.CharField(max_length=NAME_MAX, help_text="How people and pages name it.")
+    system_prompt = forms.CharField(
+        required=False,
+        max_length=services.PROMPT_MAX,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="What it is told before its skills, in every prompt it runs.",
+    )
+
+
+class NewAgentForm(AgentForm):
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.none())
+    slug = forms.SlugField(
+        max_length=64,
+        help_text="How its clients and the API name it, e.g. front-desk: lowercase letters, "
+        "digits and hyphens; it does not change.",
+    )
+    field_order = ["workspace", "name", "slug", "system_prompt"]
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = Workspace.objects.filter(
+            pk__in=owned_workspace_ids(user)
+        ).order_by("name")
+
+
 class AgentPages(WorkspacePages):
     """Mixed into AgentAdmin: members read an agent's skills, prompt and menu; its
     workspace's owners change its skills and promote them to a bundle."""
 
     def agent_urls(self):
         return [
+            self.page_path("new/", self.new_view, "agents_agent_new"),
+            self.page_path("<int:agent_id>/edit/", self.edit_view, "agents_agent_edit"),
             self.page_path("<int:agent_id>/promote/", self.promote_view, "agents_agent_promote"),
             self.page_path("<int:agent_id>/skills/", self.skills_view, "agents_agent_skills"),
             self.page_path(
@@ -145,6 +178,50 @@ class AgentPages(WorkspacePages):
             "menu.html",
             f"Planner's menu of {agent.name}",
             menu=selectors.planner_menu(agent),
+        )
+
+    def new_view(self, request):
+        """A new agent of a workspace the person owns; its page next, to give it skills."""
+        initial = {"workspace": request.GET.get("workspace")}
+        form = NewAgentForm(request.POST or None, user=request.user, initial=initial)
+        owns = bool(owned_workspace_ids(request.user))
+        if request.method == "POST" and owns and form.is_valid():
+            data = form.cleaned_data
+            try:
+                agent = services.agent_create(actor=request.user, **data)
+            except PixieError as exc:
+                self.report(request, exc, form)
+            else:
+                self.message_user(
+                    request,
+                    f"{agent.name} is an agent of {agent.workspace.name}. Give it skills here, "
+                    "or with an install.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:agents_agent_skills", args=[agent.pk]))
+        return self.render_page(
+            request,
+            "admin/agents/agent/edit.html",
+            "Add an agent",
+            form=form,
+            refusal="" if owns else "Only a workspace's owners add agents to it; you own none.",
+        )
+
+    def edit_view(self, request, agent_id):
+        agent = self.page_object(request, agent_id)
+        refusal = self.owner_refusal(request, agent)
+        initial = {"name": agent.name, "system_prompt": agent.system_prompt}
+        form = AgentForm(request.POST or None, initial=initial)
+        if request.method == "POST" and not refusal and form.is_valid():
+            try:
+                services.agent_update(agent=agent, actor=request.user, **form.cleaned_data)
+            except PixieError as exc:
+                self.report(request, exc, form)
+            else:
+                self.message_user(request, f"{agent.name} is saved.", messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent.pk]))
+        return self._agent_page(
+            request, agent, "edit.html", f"Edit {agent.name}", form=form, refusal=refusal
         )
 
     def promote_view(self, request, agent_id):

@@ -11,6 +11,7 @@ from pixie.core.web.admin_scoping import (
     ReadOnlyInline,
     ServiceManagedAdmin,
     WorkspaceScopedAdmin,
+    owned_workspace_ids,
 )
 
 
@@ -36,9 +37,14 @@ class AgentAdmin(AgentPages, WorkspaceScopedAdmin):
     list_select_related = ["workspace"]
     inlines = [AgentSkillInline]
     change_form_template = "admin/agents/agent/change_form.html"
+    change_list_template = "admin/agents/agent/change_list.html"
 
     def get_urls(self):
         return self.agent_urls() + super().get_urls()
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"owns_a_workspace": bool(owned_workspace_ids(request.user))}
+        return super().changelist_view(request, {**extra, **(extra_context or {})})
 
 
 class TurnSkillInline(ReadOnlyInline):

@@ -47,6 +47,22 @@ class AgentSerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "system_prompt", "skills"]
 
 
+class AgentCreateSerializer(StrictSerializer):
+    # Shapes and limits are the service's to check, in its words.
+    slug = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=400)
+    system_prompt = serializers.CharField(
+        max_length=services.PROMPT_MAX * 2, required=False, default="", allow_blank=True
+    )
+
+
+class AgentChangeSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=400, required=False)
+    system_prompt = serializers.CharField(
+        max_length=services.PROMPT_MAX * 2, required=False, allow_blank=True
+    )
+
+
 class AttachSerializer(StrictSerializer):
     skill = serializers.SlugField(max_length=64)
     pinned = serializers.BooleanField(default=True)
@@ -116,6 +132,16 @@ class AgentList(InWorkspace, generics.ListAPIView):
     def get_queryset(self):
         return agents_of(self.workspace()).order_by("name")
 
+    @extend_schema(request=AgentCreateSerializer, responses={201: AgentSerializer})
+    def post(self, request, workspace):
+        """A new agent, with no skills yet (owners)."""
+        asked = AgentCreateSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
+        agent = services.agent_create(
+            workspace=self.workspace(), actor=request.user, **asked.validated_data
+        )
+        return Response(AgentSerializer(agents_of(self.workspace()).get(pk=agent.pk)).data, 201)
+
 
 class AgentView(InWorkspace):
     def agent(self) -> Agent:
@@ -135,6 +161,14 @@ class AgentView(InWorkspace):
 class AgentDetail(AgentView, APIView):
     @extend_schema(responses=AgentSerializer)
     def get(self, request, workspace, agent):
+        return Response(self.fresh())
+
+    @extend_schema(request=AgentChangeSerializer, responses=AgentSerializer)
+    def patch(self, request, workspace, agent):
+        """Rename the agent or change its system prompt (owners; its slug stays)."""
+        asked = AgentChangeSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
+        services.agent_update(agent=self.agent(), actor=request.user, **asked.validated_data)
         return Response(self.fresh())
 
 

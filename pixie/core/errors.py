@@ -91,6 +91,7 @@ class ErrorCode(StrEnum):
     BAD_ORDER = "bad_order"
     NO_TURN = "no_turn"
     ALREADY_ATTACHED = "already_attached"
+    AGENT_TAKEN = "agent_taken"  # a slug another agent of the workspace has
     UNKNOWN = "unknown"  # a credential name the workspace does not need
     # Sharing.
     BAD_ENVELOPE = "bad_envelope"

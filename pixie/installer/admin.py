@@ -151,6 +151,12 @@ class AskForPlanForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        # A rollback names a generation: it is asked for from its installation's page.
+        self.fields["kind"].choices = [
+            (value, label)
+            for value, label in Plan.Kind.choices
+            if value in KINDS and not KINDS[value].names_generation
+        ]
         owned = Membership.objects.filter(user=user, role=Membership.Role.OWNER).values(
             "workspace_id"
         )
@@ -247,13 +253,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 problems = kind.request_problems(
                     bundle=asked.bundle, version=asked.version, generation=None
                 )
-                if problems:  # in the form's words: it asks for a version, not a generation
-                    raise ValidationFailed(
-                        f"{kind.a.capitalize()} names a generation: ask for it from the "
-                        "installation's page"
-                        if "generation" in problems
-                        else f"Choose a bundle version: it is required for {kind.a}"
-                    )
+                if problems:  # in the form's words (it offers no kind that names more)
+                    raise ValidationFailed(f"Choose a bundle version: it is required for {kind.a}")
                 plan = kind.create(asked)
             except PixieError as exc:
                 self.report(request, exc)

@@ -2,6 +2,8 @@
 have has its module, and what a kind needs asked is refused in its own words wherever an
 owner asks (the API, the admin's ask form, the service), changing nothing."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -76,8 +78,7 @@ def test_the_service_refuses_a_kind_it_does_not_know_and_lists_those_it_does(acm
     [
         ("install", "Choose a bundle version: it is required for an install"),
         ("uninstall", "Choose a bundle version: it is required for an uninstall"),
-        ("rollback", "A rollback names a generation: ask for it from the installation&#x27;s "
-                     "page"),
+        ("rollback", "Select a valid choice. rollback is not one of the available choices."),
     ],
 )  # fmt: skip
 def test_the_ask_form_says_what_a_kind_needs_in_its_own_words(acme, owner, kind, words):
@@ -87,3 +88,11 @@ def test_the_ask_form_says_what_a_kind_needs_in_its_own_words(acme, owner, kind,
     assert page.status_code == 200
     assert words in page.content.decode()
     assert not Plan.objects.exists()
+
+
+def test_the_ask_form_offers_no_kind_it_cannot_ask_for(acme, owner):
+    page = browser(owner).get(reverse("admin:catalog_plan_ask")).content.decode()
+    offered = re.findall(
+        r'<option value="(\w+)"', page.split('name="kind"', 1)[1].split("</select>")[0]
+    )
+    assert offered == ["install", "upgrade", "uninstall", "repoint"]  # a rollback: its page

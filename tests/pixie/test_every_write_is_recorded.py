@@ -21,11 +21,13 @@ from reversion.models import Revision, Version
 from agents.models import Agent, AgentSkill
 from agents.promote import assembly_promote
 from agents.services import (
+    agent_create,
     agent_skill_attach,
     agent_skill_detach,
     agent_skill_override,
     agent_skill_update,
     agent_skills_reorder,
+    agent_update,
 )
 from catalog.models import BundleVersion, Installation, Plan, Publisher, WorkspaceSkill
 from catalog.services import bundle_version_publish, bundle_version_yank
@@ -246,6 +248,10 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a new skill", lambda: skill_create(
             workspace=acme, slug="walk-through", name="Walk through", body="Walk it.",
             short_description="A walk.", actor=owner), []),
+        ("a new agent", lambda: agent_create(workspace=acme, slug="reception",
+                                             name="Reception", actor=owner), []),
+        ("an agent renamed", lambda: agent_update(agent=agent, name="Renamed", actor=owner),
+         [agent]),
         ("an attach", lambda: agent_skill_attach(agent=agent, skill=made(), actor=owner),
          [attachment]),
         ("a disable", lambda: agent_skill_update(attachment=attachment(), actor=owner,

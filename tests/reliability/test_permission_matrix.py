@@ -157,6 +157,8 @@ ADMIN_NAMED = {
     "pixie_workspace_members": "workspace_page",
     "pixie_workspace_policy": "workspace_page",
     "pixie_workspace_install": "workspace_page",
+    "agents_agent_new": "any_staff",
+    "agents_agent_edit": "workspace_page",
     "pixie_my_tokens": "any_staff",
     "pixie_notification_choices": "any_staff",
     "pixie_notification_read": "post_only",
@@ -585,6 +587,8 @@ ADMIN_POSTS = [
     ("pixie_workspace_policy", POLICY_FORM),
     ("pixie_workspace_install", {"bundle": "accounts-receivable", "version": "2.1.0"}),
     ("egress_credentialrequirement_confirm", {"back": "home"}),
+    ("agents_agent_new", {"name": "New", "slug": "new-agent"}),
+    ("agents_agent_edit", {"name": "Renamed"}),
     ("pixie_my_tokens", {"action": "make", "name": "Robot"}),
     ("pixie_notification_choices", {"plan_waiting-in_home": "on"}),
     ("pixie_notification_read", {}),
@@ -699,6 +703,7 @@ ACTING_PAGES = {
     "pixie_workspace_members": {"action": "remove", "username": "mia"},
     "pixie_workspace_policy": POLICY_FORM,
     "pixie_workspace_install": {"bundle": "accounts-receivable", "version": "2.1.0"},
+    "agents_agent_edit": {"name": "Taken over", "system_prompt": "x"},
 }
 
 
