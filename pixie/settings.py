@@ -499,6 +499,10 @@ EMAIL_USE_TLS = env_bool("PIXIE_EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("PIXIE_EMAIL_FROM", "Pixie <pixie@localhost>")
 # Links in emails and one-time password links start here (PIXIE_PUBLIC_URL by default).
 PIXIE_SITE_URL = os.environ.get("PIXIE_SITE_URL", PIXIE_PUBLIC_URL).rstrip("/")
+# Neither set: a link shown on a page (a one-time password link, an invitation) starts with
+# the address the page was asked at (its Host checked against ALLOWED_HOSTS), not with the
+# default above, which is wrong wherever the server runs elsewhere. Emails keep the setting.
+PIXIE_SITE_URL_GIVEN = bool(os.environ.get("PIXIE_SITE_URL") or os.environ.get("PIXIE_PUBLIC_URL"))
 # The admin signs people in; a one-time password link works for three days.
 LOGIN_URL = "admin:login"
 PASSWORD_RESET_TIMEOUT = 3 * 24 * 3600

@@ -40,9 +40,7 @@ def make_token(user, **body) -> str:
 # --- members and roles -----------------------------------------------------------------
 
 
-def test_an_owner_cannot_add_an_existing_login_and_learns_nothing_of_who_has_one(
-    acme, owner
-):
+def test_an_owner_cannot_add_an_existing_login_and_learns_nothing_of_who_has_one(acme, owner):
     """The attack: an owner POSTs other people's usernames (another tenant's owner, the
     superuser) to pull them in, and reads from the answers which usernames exist."""
     otto = make_user("otto")
@@ -51,7 +49,8 @@ def test_an_owner_cannot_add_an_existing_login_and_learns_nothing_of_who_has_one
     client = api_for(owner)
     answers = {
         username: client.post(
-            "/api/workspaces/acme/members/", {"username": username, "create": False},
+            "/api/workspaces/acme/members/",
+            {"username": username, "create": False},
             format="json",
         )  # fmt: skip
         for username in ("otto", "root", "no-such-person")
@@ -232,9 +231,13 @@ def test_the_workspace_form_hands_ownership_over_in_one_save(acme, owner, member
 def test_removing_a_member_revokes_their_tokens_for_that_workspace(acme, owner, member):
     limited = make_token(member, workspace="acme")
     assert token_client(limited).get("/api/workspaces/acme/plans/").status_code == 200
-    page = admin_for(owner).post(
-        f"/admin/pixie/workspace/{acme.pk}/members/", {"action": "remove", "username": "mia"}
-    )
+    url = f"/admin/pixie/workspace/{acme.pk}/members/"
+    asked = admin_for(owner).post(url, {"action": "remove", "username": "mia"})
+    # Asked first, saying what removing does; nothing changes until confirmed.
+    assert asked.status_code == 200
+    assert "Remove mia from Acme?" in asked.content.decode()
+    assert Membership.objects.filter(workspace=acme, user=member).exists()
+    page = admin_for(owner).post(url, {"action": "remove", "username": "mia", "confirmed": "yes"})
     assert page.status_code == 302
     assert not Membership.objects.filter(workspace=acme, user=member).exists()
     assert token_client(limited).get("/api/workspaces/acme/plans/").status_code == 401
@@ -373,3 +376,39 @@ def test_tokens_from_drf_create_token_still_work_beside_them(acme, owner):
     old = Token.objects.create(user=owner).key
     assert token_client(old).get("/api/workspaces/acme/plans/").status_code == 200
     assert token_client("pixie_not-a-real-one").get("/api/bundles/").status_code == 401
+
+
+def test_the_only_owners_row_offers_no_removal_and_roles_read_as_their_names(acme, owner, member):
+    page = admin_for(owner).get(f"/admin/pixie/workspace/{acme.pk}/members/").content.decode()
+    row = page.split('id="member-owen"', 1)[1].split("</tr>", 1)[0]
+    assert "The only owner: add another owner" in row and "Remove" not in row
+    theirs = page.split('id="member-mia"', 1)[1].split("</tr>", 1)[0]
+    assert '<option value="owner">Owner</option>' in theirs
+    assert '<option value="member" selected>Member</option>' in theirs
+    changed = admin_for(owner).post(
+        f"/admin/pixie/workspace/{acme.pk}/members/",
+        {"action": "role", "username": "mia", "role": "owner"}, follow=True,
+    )  # fmt: skip
+    assert "Mia is now an owner of Acme." in changed.content.decode()
+
+
+def test_a_one_time_link_starts_with_the_address_the_page_was_asked_at(acme, owner, settings):
+    settings.PIXIE_SITE_URL_GIVEN = False
+    settings.ALLOWED_HOSTS = ["pixie.internal"]
+    client = admin_for(owner)
+    url = f"/admin/pixie/workspace/{acme.pk}/members/"
+    made = client.post(
+        url, {"action": "add", "username": "newbie", "role": "member"}, HTTP_HOST="pixie.internal"
+    )
+    assert "http://pixie.internal/accounts/set-password/" in made.content.decode()
+    invited = api_for(owner).post(
+        "/api/workspaces/acme/invitations/", {"email": "ivy@example.com", "role": "member"},
+        format="json", HTTP_HOST="pixie.internal",
+    )  # fmt: skip
+    assert invited.json()["link"].startswith("http://pixie.internal/accounts/invitation/")
+    # Set, the setting wins (behind a proxy, the address people use).
+    settings.PIXIE_SITE_URL_GIVEN, settings.PIXIE_SITE_URL = True, "https://pixie.example.com"
+    again = client.post(
+        url, {"action": "add", "username": "newbie2", "role": "member"}, HTTP_HOST="pixie.internal"
+    )
+    assert "https://pixie.example.com/accounts/set-password/" in again.content.decode()

@@ -16,12 +16,12 @@ from pixie.core.errors import PixieError, ValidationFailed
 from pixie.core.models import ApiToken, Membership, Workspace
 from pixie.core.people.invitations import invitation_make, invitation_revoke, invitations_waiting
 from pixie.core.people.members import (
-    ROLES,
     member_add,
     member_remove,
     member_role_change,
     members_of,
     memberships_keep_an_owner,
+    site_url_for,
 )
 from pixie.core.people.tokens import token_create, token_revoke, tokens_of_workspace
 
@@ -89,6 +89,17 @@ class MembershipFormSet(BaseInlineFormSet):
             raise ValidationError(exc.message, code=exc.code) from exc
 
 
+def _only_owner(workspace) -> int | None:
+    """The user id of the workspace's one owner, if it has one only: that row offers no
+    role change or removal (the service refuses both; the page does not offer them)."""
+    owners = list(
+        workspace.memberships.filter(role=Membership.Role.OWNER).values_list("user_id", flat=True)[
+            :2
+        ]
+    )
+    return owners[0] if len(owners) == 1 else None
+
+
 class MembersPages:
     """Pages of WorkspaceAdmin (a WorkspacePages)."""
 
@@ -105,6 +116,7 @@ class MembersPages:
         is_owner = self.is_owner(request, workspace)
         form, invite_form = AddMemberForm(), InviteForm(prefix="invite")
         link = invitation_link = None
+        confirm_remove = ""
         if request.method == "POST" and not is_owner:
             messages.error(request, self.owner_refusal(request, workspace))
         elif request.method == "POST":
@@ -114,7 +126,10 @@ class MembersPages:
                     form = AddMemberForm(request.POST)
                     if not form.is_valid():  # its fields say what is wrong
                         raise _Invalid
-                    added = member_add(workspace=workspace, actor=request.user, **form.cleaned_data)
+                    added = member_add(
+                        workspace=workspace, actor=request.user,
+                        site_url=site_url_for(request), **form.cleaned_data,
+                    )  # fmt: skip
                     link = added.password_link
                     messages.success(
                         request, f"{added.membership.user.username} is now "
@@ -127,8 +142,9 @@ class MembersPages:
                     if not invite_form.is_valid():
                         raise _Invalid
                     invited = invitation_make(
-                        workspace=workspace, actor=request.user, **invite_form.cleaned_data
-                    )
+                        workspace=workspace, actor=request.user,
+                        site_url=site_url_for(request), **invite_form.cleaned_data,
+                    )  # fmt: skip
                     invitation_link = invited.link
                     messages.success(request, f"Invited {invited.invitation.email}.")
                     invite_form = InviteForm(prefix="invite")
@@ -143,7 +159,14 @@ class MembersPages:
                     member_role_change(
                         workspace=workspace, actor=request.user, username=username, role=role
                     )
-                    messages.success(request, f"{username} is now {role} of {workspace.name}.")
+                    said = "an owner" if role == Membership.Role.OWNER else "a member"
+                    messages.success(request, f"{username} is now {said} of {workspace.name}.")
+                elif action == "remove" and request.POST.get("confirmed") != "yes":
+                    # Asked first, on this page: who it is, and what they lose.
+                    username = request.POST.get("username", "")
+                    if not workspace.memberships.filter(user__username=username).exists():
+                        raise ValidationFailed(f"{username[:150]!r} is not in {workspace.name}")
+                    confirm_remove = username
                 elif action == "remove":
                     username = request.POST.get("username", "")
                     member_remove(workspace=workspace, actor=request.user, username=username)
@@ -164,11 +187,9 @@ class MembersPages:
             except _Invalid:
                 pass
             except PixieError as exc:
-                self.report(
-                    request, exc, {"add": form, "invite": invite_form}.get(action)
-                )
+                self.report(request, exc, {"add": form, "invite": invite_form}.get(action))
             else:
-                if not (link or invitation_link):  # a one-time link: this answer only
+                if not (link or invitation_link or confirm_remove):  # shown in this answer only
                     return redirect("admin:pixie_workspace_members", workspace.pk)
         response = self.render_page(
             request,
@@ -179,7 +200,9 @@ class MembersPages:
             is_owner=is_owner,
             refusal=self.owner_refusal(request, workspace),
             members=members_of(workspace),
-            roles=ROLES,
+            roles=Membership.Role.choices,
+            confirm_remove=confirm_remove,
+            only_owner=_only_owner(workspace),
             tokens=tokens_of_workspace(workspace) if is_owner else [],
             form=form,
             invite_form=invite_form,

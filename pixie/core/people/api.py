@@ -18,7 +18,13 @@ from rest_framework.views import APIView
 
 from pixie.core.models import ApiToken, Invitation, Membership, Workspace
 from pixie.core.people.invitations import invitation_make, invitation_revoke, invitations_waiting
-from pixie.core.people.members import member_add, member_remove, member_role_change, members_of
+from pixie.core.people.members import (
+    member_add,
+    member_remove,
+    member_role_change,
+    members_of,
+    site_url_for,
+)
 from pixie.core.people.permissions import require_owner
 from pixie.core.people.tokens import token_create, token_revoke, tokens_of_workspace
 from pixie.core.web.api import InWorkspace, StrictSerializer
@@ -67,7 +73,10 @@ class MemberList(InWorkspace, generics.ListAPIView):
     def post(self, request, workspace):
         given = MemberAddSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        added = member_add(workspace=self.workspace(), actor=request.user, **given.validated_data)
+        added = member_add(
+            workspace=self.workspace(), actor=request.user, site_url=site_url_for(request),
+            **given.validated_data,
+        )  # fmt: skip
         added.membership.password_link = added.password_link
         return Response(
             MemberAddedSerializer(added.membership).data, status=status.HTTP_201_CREATED
@@ -126,8 +135,9 @@ class WorkspaceInvitations(InWorkspace, generics.ListAPIView):
         given = InviteSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         invited = invitation_make(
-            workspace=self.workspace(), actor=request.user, **given.validated_data
-        )
+            workspace=self.workspace(), actor=request.user, site_url=site_url_for(request),
+            **given.validated_data,
+        )  # fmt: skip
         invited.invitation.link = invited.link
         response = Response(
             InvitedSerializer(invited.invitation).data, status=status.HTTP_201_CREATED

@@ -55,8 +55,8 @@ class Invited:
     link: str  # shown once
 
 
-def invitation_link(secret: str) -> str:
-    return f"{settings.PIXIE_SITE_URL}{reverse('invitation-accept', args=[secret])}"
+def invitation_link(secret: str, site_url: str = "") -> str:
+    return f"{site_url or settings.PIXIE_SITE_URL}{reverse('invitation-accept', args=[secret])}"
 
 
 def _waiting(workspace: Workspace):
@@ -69,7 +69,11 @@ def invitations_waiting(workspace: Workspace):
     return _waiting(workspace).select_related("invited_by")
 
 
-def invitation_make(*, workspace: Workspace, actor, email: str, role: str) -> Invited:
+def invitation_make(
+    *, workspace: Workspace, actor, email: str, role: str, site_url: str = ""
+) -> Invited:
+    """An invitation and its one-time link (starting with ``site_url``, else the
+    setting's), shown once."""
     require_owner(user=actor, workspace=workspace)
     email = (email or "").strip()
     problems = []
@@ -104,7 +108,7 @@ def invitation_make(*, workspace: Workspace, actor, email: str, role: str) -> In
             workspace=workspace, email=email, role=role, key_hash=key_hash(secret),
             invited_by=actor, expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
         )  # fmt: skip
-    return Invited(invitation, invitation_link(secret))
+    return Invited(invitation, invitation_link(secret, site_url))
 
 
 def invitation_revoke(*, workspace: Workspace, actor, invitation_id: int) -> Invitation:

@@ -39,6 +39,16 @@ class Added:
     password_link: str = ""
 
 
+def site_url_for(request) -> str:
+    """Where a link shown on a page starts: PIXIE_SITE_URL (or PIXIE_PUBLIC_URL) when set,
+    else the address the page was asked at (Django checks its Host against ALLOWED_HOSTS)."""
+    from django.conf import settings
+
+    if settings.PIXIE_SITE_URL_GIVEN or request is None:
+        return settings.PIXIE_SITE_URL
+    return request.build_absolute_uri("/").rstrip("/")
+
+
 def password_link(user, *, site_url: str = "") -> str:
     """A link that lets ``user`` set a password once (it stops working when one is set,
     and after PASSWORD_RESET_TIMEOUT)."""
@@ -83,6 +93,7 @@ def member_add(
     role: str = Membership.Role.MEMBER,
     create: bool = True,
     email: str = "",
+    site_url: str = "",
 ) -> Added:
     """Make a login and add it, returning its password link. (``create`` False, the old
     way to add an existing login, is refused: that is an invitation now.)"""
@@ -121,7 +132,7 @@ def member_add(
         user = User.objects.create_user(username=username, email=email, is_staff=True)
         user.set_unusable_password()
         user.save(update_fields=["password"])
-        link = password_link(user)
+        link = password_link(user, site_url=site_url)
         membership = Membership.objects.create(workspace=workspace, user=user, role=role)
         if role == Membership.Role.OWNER:
             owner_added_notify(workspace=workspace, username=username, actor=actor)
