@@ -362,8 +362,11 @@ API_ROWS = {
         ("get", API_READ, None),
         ("patch", API_OWNER, {"second_owner": "required", "expiry_days": 7}),
     ],
-    "agent-list": [("get", API_READ, None)],
-    "agent-detail": [("get", API_READ, None)],
+    "agent-list": [
+        ("get", API_READ, None),
+        ("post", API_OWNER, {"slug": "new-agent", "name": "New agent"}),
+    ],
+    "agent-detail": [("get", API_READ, None), ("patch", API_OWNER, {"name": "Renamed"})],
     "agent-skills": [
         ("post", API_OWNER, {"skill": "month-end"}),
         ("put", API_OWNER, "reorder"),
