@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import reversion
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from catalog.models import SkillRevision, WorkspaceSkill
@@ -134,6 +134,10 @@ def agent_skill_detach(*, attachment: AgentSkill, actor) -> None:
         # The attachment names its latest override, which it takes with it.
         AgentSkill.objects.filter(pk=attachment.pk).update(override=None)
         attachment.delete()
+        # The ones after it move up one: the agent's skills stay numbered 1, 2, 3, ...
+        AgentSkill.objects.filter(
+            agent_id=attachment.agent_id, position__gt=attachment.position
+        ).update(position=F("position") - 1)
         # A deleted row has no version of its own: the agent's history records the detach.
         reversion.add_to_revision(attachment.agent)
 

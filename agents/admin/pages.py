@@ -87,7 +87,7 @@ class AgentPages(WorkspacePages):
             request, f"admin/agents/agent/{template}", title, agent=agent, **context
         )
 
-    def skills_view(self, request, agent_id):
+    def skills_view(self, request, agent_id, confirm_detach=None):
         agent = self.page_object(request, agent_id)
         attachments = list(
             AgentSkill.objects.filter(agent=agent)
@@ -113,13 +113,22 @@ class AgentPages(WorkspacePages):
             attachments=attachments,
             available=available,
             is_owner=self.is_owner(request, agent),
+            confirm_detach=confirm_detach,
         )
 
     def skills_change_view(self, request, agent_id):
-        """One form post per change: attach, detach, move, toggle, pin, override."""
+        """One form post per change: attach, detach, move, reorder, toggle, pin, override.
+        A detach is asked first, on the skills page, saying what it does."""
         agent = self.page_object(request, agent_id)
+        action = request.POST.get("action", "")
+        if action == "detach" and request.POST.get("confirmed") != "yes":
+            attachment = AgentSkill.objects.filter(
+                agent=agent, pk=request.POST.get("attachment") or 0
+            ).first()
+            if attachment is not None:
+                return self.skills_view(request, agent_id, confirm_detach=attachment)
         try:
-            _apply(request, agent, request.POST.get("action", ""))
+            _apply(request, agent, action)
         except PixieError as exc:
             self.report(request, exc)
         return HttpResponseRedirect(reverse("admin:agents_agent_skills", args=[agent.pk]))
@@ -280,6 +289,10 @@ def _apply(request, agent: Agent, action: str) -> None:
         .filter(agent=agent, pk=request.POST.get("attachment") or 0)
         .first()
     )
+    if action == "reorder":  # the whole order, as dragged on the page
+        slugs = [slug.strip() for slug in request.POST.get("order", "").split(",") if slug]
+        services.agent_skills_reorder(agent=agent, slugs=slugs, actor=actor)
+        return
     if attachment is None:
         raise PixieError("That skill is not attached to this agent any more")
     if action in ("up", "down"):
@@ -297,5 +310,6 @@ def _apply(request, agent: Agent, action: str) -> None:
         services.agent_skill_override(attachment=attachment, body=body or None, actor=actor)
     elif action == "detach":
         services.agent_skill_detach(attachment=attachment, actor=actor)
+        messages.success(request, f"Detached @{attachment.skill.slug} from {agent.name}.")
     else:
         raise PixieError(f"Unknown action {action!r}")

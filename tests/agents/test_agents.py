@@ -288,3 +288,53 @@ def test_an_agent_pinned_behind_an_owners_edit_is_told_so_on_its_pages_and_in_th
     assert "pinned behind the latest (r1 of r2)" in prompt_page.content.decode()
     skills_page = admin.get(reverse("admin:agents_agent_skills", args=[agent.pk]))
     assert "pinned to r1, behind the latest (r2)" in skills_page.content.decode()
+
+
+def test_on_the_skills_page_a_detach_is_asked_first_and_the_rest_are_renumbered(installed, owner):
+    from django.urls import reverse
+
+    from tests.clients import admin_for
+
+    collections = installed[0]
+    client = admin_for(owner)
+    page = reverse("admin:agents_agent_skills", args=[collections.pk])
+    change = reverse("admin:agents_agent_skills_change", args=[collections.pk])
+    shown = client.get(page).content.decode()
+    assert shown.count('class="button" name="action"') > 0  # the admin's buttons, both themes
+    assert 'class="button" name="action" value="detach" aria-label="Detach @invoice-chase…"' in (
+        shown
+    )
+    second = AgentSkill.objects.get(agent=collections, position=2)
+    asked = client.post(change, {"action": "detach", "attachment": second.pk})
+    assert asked.status_code == 200
+    assert f"Detach @{second.skill.slug} from Collections agent?" in asked.content.decode()
+    assert AgentSkill.objects.filter(pk=second.pk).exists()
+    done = client.post(
+        change, {"action": "detach", "attachment": second.pk, "confirmed": "yes"}, follow=True
+    )
+    assert f"Detached @{second.skill.slug} from Collections agent." in done.content.decode()
+    positions = list(
+        AgentSkill.objects.filter(agent=collections).values_list("position", flat=True)
+    )
+    assert positions == [1, 2, 3]
+    body = api_as(owner).get("/api/workspaces/acme/agents/collections/").json()
+    assert [s["position"] for s in body["skills"]] == [1, 2, 3]
+
+
+def test_dragging_on_the_skills_page_posts_the_whole_order(installed, owner):
+    from django.urls import reverse
+
+    from tests.clients import admin_for
+
+    collections = installed[0]
+    order = ["take-payment", "ar-ground-rules", "invoice-chase"]
+    slugs = set(AgentSkill.objects.filter(agent=collections).values_list("skill__slug", flat=True))
+    order += sorted(slugs - set(order))
+    change = reverse("admin:agents_agent_skills_change", args=[collections.pk])
+    admin_for(owner).post(change, {"action": "reorder", "order": ",".join(order)})
+    now = AgentSkill.objects.filter(agent=collections).order_by("position")
+    assert [a.skill.slug for a in now] == order
+    refused = admin_for(owner).post(
+        change, {"action": "reorder", "order": "take-payment"}, follow=True
+    )
+    assert "Give every attached skill exactly once" in refused.content.decode()
