@@ -9,6 +9,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from catalog.models import RevisionFile, SkillRevision, Tool
+from catalog.skill_content import skill_size
 from pixie.core.namespace.engine import parse_mentions
 
 from .models import AgentSkill, TurnSkill
@@ -65,6 +66,12 @@ class PromptPart:
     def text(self) -> str:
         return f"{self.body}\n\n{self.files_line}" if self.files else self.body
 
+    @property
+    def tokens(self) -> int:
+        """About how many tokens the part adds to the prompt (catalog.skill_content's
+        estimate: shown to people, never a limit)."""
+        return skill_size(self.text).tokens
+
 
 @dataclass
 class ComposedPrompt:
@@ -74,6 +81,14 @@ class ComposedPrompt:
     @property
     def text(self) -> str:
         return "\n\n".join([self.system_prompt, *(part.text for part in self.parts)]).strip()
+
+    @property
+    def tokens(self) -> int:
+        return skill_size(self.text).tokens
+
+    @property
+    def system_tokens(self) -> int:
+        return skill_size(self.system_prompt).tokens
 
     @property
     def unresolved(self) -> list[str]:
