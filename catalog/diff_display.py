@@ -183,7 +183,9 @@ def aligned_three(
             base_html = escape(zl) if zl is not None else ""
             cells = []
             for line, start in ((al, as_), (bl, bs)):
-                if line is None:
+                if line is None and zl is not None:  # that side deleted the base's line
+                    cells.append(_three_cells(None, f"<del>{escape(zl)}</del>", "removed"))
+                elif line is None:
                     cells.append(_three_cells(None, "", "absent"))
                 elif zl is not None and line == zl:
                     cells.append(_three_cells(start + n + 1, escape(line), ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from catalog.diff_display import aligned_three, file_views, side_by_side
 from catalog.findings import visible
 
+from .plan_core import size_facts
 from .steps import Step
 
 GROUPS = [
@@ -98,7 +99,16 @@ def fork_views(step: dict) -> dict:
     changed it (a conflict where both did differently), changed words marked."""
     base, mine, new = (visible(step.get(k) or "") for k in ("base_body", "mine_body", "body"))
     headings = fork_headings(step)
-    return {"three_html": aligned_three(base, mine, new, headings=headings), "headings": headings}
+    merged = step.get("merged_body")
+    chosen = {"keep": step.get("mine_body") or "", "merge": merged}.get(step.get("choice"))
+    return {
+        "three_html": aligned_three(base, mine, new, headings=headings),
+        "headings": headings,
+        # The merge as a change of the text here (what merging would do to it).
+        "merge_diff_html": side_by_side(mine, visible(merged)) if merged is not None else "",
+        # The size of the text the choice leaves, not always the catalog's.
+        "chosen_size": size_facts(chosen) if chosen is not None else step.get("size"),
+    }
 
 
 # How the skill's latest revision here was made, as a fork's column says it.

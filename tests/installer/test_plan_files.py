@@ -259,7 +259,7 @@ def test_merge_keeps_a_local_name_and_description_and_takes_the_catalogs_body_an
         "Acme ledger lookup",
         LOOKUP_DESCRIPTION,
         "references/codes.md",
-        "Merge result (body)",
+        "What merging does to the text here",
         "Round nothing; quote pence.",
     ]:
         assert text.replace("'", "&#x27;") in page, text  # fmt: skip

@@ -90,7 +90,7 @@ def test_the_upgrade_page_shows_the_fork_and_its_three_choices(forked_upgrade, o
     expected = [
         "Keep my version",
         "Take the new version (mine stays in history)",
-        "Merge result",
+        "What merging does to the text here",
         "Base (2.1.0)",
         "Now, r2 (an edit here)",  # each column says what it is: the skill now, and how
         "Incoming (2.2.0)",
@@ -244,3 +244,31 @@ def test_approving_with_another_fork_choice_recomputes_instead(
                     {"fork-invoice-chase": other})  # fmt: skip
     newer.refresh_from_db()
     assert newer.status == Plan.State.APPLIED
+
+
+def test_a_fork_shows_the_merge_against_yours_and_the_size_of_the_chosen_text(
+    forked_upgrade, owner
+):
+    """The merge folds away unless chosen, shown as what it does to the text here; the
+    size is of the text the choice leaves."""
+    plan = forked_upgrade
+    (fork,) = [s for s in plan.steps if s["type"] == "skill.fork"]
+    page = browser(owner).get(review_url(plan)).content.decode()
+    mine = fork["mine_body"]
+    lines = mine.count("\n") + 1
+    assert (
+        f"{lines} line{'s' if lines != 1 else ''}, about {(len(mine) + 3) // 4} tokens as chosen"
+        in page
+    )
+    assert "<details><summary><strong>What merging does to the text here</strong>" in page
+
+
+def test_a_line_either_side_deleted_reads_as_deleted_in_the_three_columns():
+    from catalog.diff_display import aligned_three
+
+    base = "One.\nTwo.\nThree.\nFour.\n"
+    yours = "One.\nTwo, mine.\nThree.\nFour.\n"
+    new = "One.\nTwo.\nFour.\n"  # the catalog deleted Three.
+    html = aligned_three(base, yours, new)
+    assert '<td class="removed"><del>Three.</del></td>' in html
+    assert aligned_three(base, new, yours).count('class="removed"') == 1  # yours deleted it
