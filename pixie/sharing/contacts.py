@@ -54,6 +54,38 @@ def contact_add_from_message(*, opened, fingerprint: str, actor) -> Contact:
     )
 
 
+def contact_add_local_sender(*, opened, actor) -> Contact:
+    """Add the sender of an opened message that a workspace of this server sent: the
+    server holds that workspace's keys, so who it is needs no fingerprint compared."""
+    message = opened.message
+    workspace = message.workspace
+    require_owner(user=actor, workspace=workspace)
+    if opened.outgoing or opened.local is None:
+        raise ValidationFailed(
+            "This message's sender is not a workspace of this server: compare its "
+            "fingerprint with their card to add them."
+        )
+    other = opened.local
+    fields = card_fields(workspace=other, identity=identity_ensure(workspace=other))
+    return _contact_add(workspace=workspace, fields=fields, actor=actor)
+
+
+def local_contact_choices(*, workspace: Workspace, actor, limit: int) -> list[Workspace]:
+    """The workspaces of this server the actor may add as contacts of ``workspace``: those
+    listed in its directory and those the actor owns too, less itself and those it has as
+    contacts already; by name, at most ``limit`` (one query)."""
+    owned = Membership.objects.filter(user=actor, role=Membership.Role.OWNER)
+    held = Contact.objects.filter(workspace=workspace).values("signing_public_key")
+    return list(
+        Workspace.objects.filter(
+            Q(listed_in_directory=True) | Q(id__in=owned.values("workspace_id"))
+        )
+        .exclude(pk=workspace.pk)
+        .exclude(sharing_identity__signing_public_key__in=held)
+        .order_by("name", "slug")[:limit]
+    )
+
+
 NOT_LISTED = "No workspace {slug!r} is listed in this server's directory."
 
 

@@ -41,6 +41,10 @@ class OpenedMessage:
     text: str = ""
     share: Share | None = None
     problem: str = ""
+    signed_by: str = ""  # the key that signed it (base64), checked when it was opened
+    # A workspace of this server whose keys signed it and that it names to reply to: this
+    # server holds its private keys, so it knows who sent it (set for an unknown sender).
+    local: Workspace | None = None
 
     @property
     def outgoing(self) -> bool:
@@ -90,6 +94,11 @@ class OpenedMessage:
             return f"From {self.contact.name}"
         if self.sender == Sender.MISMATCHED:
             return f"Claims to be {self.contact.name} (does not match your contact card)"
+        if self.local is not None:
+            return (
+                f"From {self.local.name} ({self.local.slug}), a workspace on this server, "
+                "not one of your contacts yet"
+            )
         return f"From an unknown sender calling itself “{self.claimed_name}”"
 
 
@@ -121,12 +130,36 @@ def messages_open(*, messages: list[Message]) -> list[OpenedMessage]:
         workspace_id: _Opener(identity, contacts.get(workspace_id, []))
         for workspace_id, identity in identities.items()
     }
-    return [
+    opened = [
         openers[message.workspace_id].open(message)
         if message.workspace_id in openers
         else OpenedMessage(message, Sender.UNKNOWN, None, problem="this workspace has no keys")
         for message in messages
     ]
+    _find_local_senders(opened)
+    return opened
+
+
+def _find_local_senders(opened: list[OpenedMessage]) -> None:
+    """Mark each message from an unknown sender whose keys are a workspace of this server
+    (one query for the page, none when every sender is known)."""
+    unknown = [o for o in opened if o.sender == Sender.UNKNOWN and o.signed_by and not o.problem]
+    if not unknown:
+        return
+    identities = {
+        identity.signing_public_key: identity
+        for identity in Identity.objects.filter(
+            signing_public_key__in={o.signed_by for o in unknown}
+        ).select_related("workspace")
+    }
+    for one in unknown:
+        identity = identities.get(one.signed_by)
+        if (
+            identity is not None
+            and identity.box_public_key == (one.sender_card or {}).get("boxKey")
+            and identity.workspace_id != one.message.workspace_id
+        ):
+            one.local = identity.workspace
 
 
 def message_open(*, message: Message) -> OpenedMessage:
@@ -168,6 +201,7 @@ class _Opener:
                 letter.signing_key, crypto.key_from_b64(letter.sender["boxKey"]) or b""
             ),
             sent_at=_timestamp(letter.sent_at),
+            signed_by=crypto.b64(letter.signing_key),
             text=body,
             # The cheap test first: most messages are not shares.
             share=decode(body) if SENTINEL in body else None,

@@ -6,9 +6,11 @@ The public services (writes) and selectors (reads) for the admin, the API and th
 from .contacts import (
     contact_add_from_message,
     contact_add_local,
+    contact_add_local_sender,
     contact_card_import,
     contact_get,
     directory_listing_set,
+    local_contact_choices,
 )
 from .envelopes import EnvelopeTooLarge
 from .guard import InboxBusy, InboxState, client_address, inbox_states
@@ -55,6 +57,8 @@ __all__ = [
     "client_address",
     "contact_add_from_message",
     "contact_add_local",
+    "contact_add_local_sender",
+    "local_contact_choices",
     "contact_card_export",
     "contact_card_import",
     "contact_get",

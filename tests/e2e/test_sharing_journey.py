@@ -1,13 +1,15 @@
-"""Ann shares a skill with Beta; Bob, who never added Alpha, reviews it in his inbox, adds
-Alpha as a contact from the review after comparing its fingerprint, and imports it, in
+"""Ann picks Beta from the workspaces this server lists and shares a skill with it; Bob,
+who never added Alpha, reviews it in his inbox, where the server says who sent it (a
+workspace here: no fingerprint to compare), adds Alpha in one click, and imports it, in
 Chromium."""
 
 import pytest
 from playwright.sync_api import expect
 
 from catalog.models import WorkspaceSkill
+from pixie.sharing.services import directory_listing_set
 from tests.e2e.axe import axe_both_themes
-from tests.factories import add_local_contact, make_user, make_workspace
+from tests.factories import make_user, make_workspace
 from tests.sharing.conftest import BETA_MEETING_PREP, DAILY_BRIEF_BODY, add_skill
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,11 +23,17 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
         alpha, ann, "daily-brief", DAILY_BRIEF_BODY, short="A one-page brief of the day."
     )
     add_skill(beta, bob, "meeting-prep", BETA_MEETING_PREP)
-    add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
+    directory_listing_set(workspace=beta, listed=True, actor=bob)  # Bob's choice
 
-    # Ann shares @daily-brief from its page; @meeting-prep travels with it.
+    # Ann adds Beta, picked from the workspaces this server lists (no slug to type).
     ann_tab = person(ann)
     page = ann_tab.page
+    ann_tab.go("/admin/pixie/contact/add-local/")
+    page.get_by_label("Their workspace").select_option(label="Beta (beta)")
+    page.get_by_role("button", name="Add contact").click()
+    expect(page.locator(".messagelist")).to_contain_text("Beta is now one of Alpha's contacts.")
+
+    # Ann shares @daily-brief from its page; @meeting-prep travels with it.
     ann_tab.go(f"/admin/catalog/workspaceskill/{daily_brief.pk}/change/")
     page.get_by_role("link", name="Share with a contact").click()
     expect(page.locator("#content-main")).to_contain_text("Travels: @daily-brief, @meeting-prep")
@@ -39,20 +47,19 @@ def test_a_shared_skill_is_reviewed_and_imported_with_a_rename(person):
     page = bob_tab.page
     bob_tab.go("/admin/pixie/message/?workspace=beta")
     expect(page.locator("#content-main")).to_contain_text(
-        "From an unknown sender calling itself “Alpha”"
+        "From Alpha (alpha), a workspace on this server, not one of your contacts yet"
     )
     expect(page.locator("#content-main")).to_contain_text("+ 1 linked skill")
     page.get_by_role("link", name="Review", exact=True).click()
-    # Alpha is not one of Bob's contacts: he compares the fingerprint Ann reads him from
-    # her card page, ticks that he did, and adds Alpha right here.
-    ann_tab.go("/admin/pixie/contact/our-card/")
-    fingerprint = ann_tab.page.locator(".pixie-fingerprint").first.inner_text()
+    # Alpha is not one of Bob's contacts, but the server knows it: no fingerprint to
+    # compare (that is for a sender on another server); one click adds it.
+    expect(page.locator("#share-sender")).to_contain_text("it knows who sent it")
     adding = page.locator("#add-sender")
-    expect(adding).to_contain_text(fingerprint)
+    expect(adding).to_contain_text("it is a workspace of this server")
+    expect(adding.get_by_role("checkbox")).to_have_count(0)
     expect(page.get_by_role("button", name="Import")).to_have_count(0)
-    axe_both_themes(bob_tab, "share-review-unknown-sender")
-    adding.get_by_label(f"I compared it: their card says {fingerprint}").check()
-    adding.get_by_role("button", name="Add “Alpha” as a contact").click()
+    axe_both_themes(bob_tab, "share-review-sender-here")
+    adding.get_by_role("button", name="Add Alpha as a contact").click()
     expect(page.locator(".messagelist")).to_contain_text("Alpha is now one of Beta's contacts.")
     expect(page.locator("#share-sender")).to_contain_text("From Alpha")
     bob_tab.go("/admin/pixie/message/?workspace=beta")

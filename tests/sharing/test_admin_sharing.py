@@ -1,5 +1,6 @@
 """Sharing a skill through the admin, click by click, as the two owners see it."""
 
+import json
 import re
 
 import pytest
@@ -247,55 +248,70 @@ def test_a_malformed_share_renders_as_the_text_it_is(
     )
 
 
-def test_a_share_from_someone_not_in_contacts_is_shown_as_such_and_cannot_be_imported(
+def test_a_share_from_a_workspace_here_not_in_contacts_is_named_and_added_in_one_click(
     ann, bob, alpha, beta, daily_brief, send_share
 ):
+    """On one server the sender's identity is known to the server (it holds its keys):
+    the inbox and the review say who it is, and adding it needs no fingerprint compared."""
     # Ann added Beta, but Bob never added Alpha.
     contact = add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
     send_share(daily_brief, contact, ann)
     browser = browser_for(bob)
     inbox = text_of(browser.get(reverse("admin:pixie_message_changelist") + "?workspace=beta"))
-    assert "From an unknown sender calling itself “Alpha”" in inbox
+    assert "From Alpha (alpha), a workspace on this server, not one of your contacts yet" in inbox
     assert "Review & import" not in inbox
     assert "its sender is not one of your contacts" in inbox
-    review = browser.get(reverse("admin:pixie_message_review", args=[_inbox_pk(beta)]))
-    assert 'value="Import"' not in text_of(review)
+    review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
+    review = browser.get(review_path)
+    page = text_of(review)
+    assert 'value="Import"' not in page
     refused = submit(browser, review, reverse("admin:pixie_message_import", args=[_inbox_pk(beta)]))
     assert "its sender is not one of your contacts" in text_of(browser.get(refused["Location"]))
     assert not WorkspaceSkill.objects.filter(workspace=beta).exists()
-    # The review names the sender's fingerprint and leads to adding it, then back here.
-    page = review.content.decode()
-    assert "Its keys&#x27; fingerprint: <code>" in page or "Its keys' fingerprint: <code>" in page
-    review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
-    add = reverse("admin:pixie_contact_add_card")
-    assert f"{add}?next=" in page
-    alpha_card = text_of(browser_for(ann).get(reverse("admin:pixie_contact_our_card")))
-    card = alpha_card[alpha_card.index("{") : alpha_card.rindex("}") + 1]
-    form = browser.get(f"{add}?next={review_path}")
-    done = submit(browser, form, f"{add}?next={review_path}", {"workspace": beta.pk, "card": card})
-    assert done.status_code == 302 and done["Location"] == review_path
+    assert "This server holds its keys, so it knows who sent it" in page
+    assert "fingerprint: <code>" not in page and 'name="compared"' not in page
+    # A member is not offered it and cannot post it.
+    add_sender = reverse("admin:pixie_message_add_sender", args=[_inbox_pk(beta)])
+    reader = make_user("beta-reader", is_staff=True)
+    beta.memberships.create(user=reader, role="member")
+    as_member = browser_for(reader)
+    their_review = as_member.get(review_path)
+    assert "Add Alpha as a contact" not in text_of(their_review)
+    denied = submit(as_member, their_review, add_sender, {})
+    assert "Only an owner" in text_of(as_member.get(denied["Location"]))
+    assert not Contact.objects.filter(workspace=beta).exists()
+    # One click, and it is importable.
+    done = submit(browser, review, add_sender, {})
+    assert done["Location"] == review_path
     now = text_of(browser.get(review_path))
-    assert 'value="Import"' in now and "From Alpha" in now
-    Contact.objects.filter(workspace=beta).delete()
-    away = f"{add}?next=https://evil.example/"
-    elsewhere = submit(browser, browser.get(away), away, {"workspace": beta.pk, "card": card})
-    assert elsewhere["Location"] == reverse("admin:pixie_contact_changelist")  # never off-site
+    assert "Alpha is now one of Beta" in now and 'value="Import"' in now and "From Alpha" in now
+    added = Contact.objects.get(workspace=beta)
+    assert (added.name, added.remote_workspace) == ("Alpha", "alpha")
 
 
-def test_an_owner_adds_an_unknown_sender_from_the_review_after_comparing_its_fingerprint(
-    ann, bob, alpha, beta, daily_brief, send_share
+def test_an_owner_adds_an_unknown_sender_from_another_server_after_comparing_its_fingerprint(
+    bob, alpha, beta, daily_brief, public_dns
 ):
-    contact = add_local_contact(workspace=alpha, other_slug="beta", actor=ann)
-    send_share(daily_brief, contact, ann)
+    """Between servers the fingerprint is compared: the review names it and adds the
+    sender once the owner ticks that they compared it, or from the card they sent."""
+    from pixie.sharing.identities import card_fingerprint
+    from tests.sharing.strangers import envelope, stranger
+
+    elsewhere = stranger("Alpha")
+    body = sharing.share_body(workspace=alpha, skill=daily_brief)
+    sharing.envelope_receive(raw=envelope(beta, sender=elsewhere, body=body))
     review_path = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
     add_sender = reverse("admin:pixie_message_add_sender", args=[_inbox_pk(beta)])
     browser = browser_for(bob)
     review = browser.get(review_path)
     page = review.content.decode()
+    assert "From an unknown sender calling itself “Alpha”" in text_of(review)
     shown = re.search(r'name="fingerprint" value="([0-9a-f ]+)"', page).group(1)
-    # Alpha's owner reads the same fingerprint on Alpha's own card page.
-    assert shown in text_of(browser_for(ann).get(reverse("admin:pixie_contact_our_card")))
+    # The sender reads the same fingerprint on their own card.
+    assert shown == card_fingerprint(elsewhere.card)
     assert "Add “Alpha” as a contact" in page
+    add = reverse("admin:pixie_contact_add_card")
+    assert f"{add}?next=" in page
     # Not ticked, or another fingerprint: refused with the reason, nothing added.
     unticked = submit(browser, review, add_sender, {"fingerprint": shown})
     assert "Tick that you compared the fingerprint" in text_of(browser.get(unticked["Location"]))
@@ -305,23 +321,24 @@ def test_an_owner_adds_an_unknown_sender_from_the_review_after_comparing_its_fin
         browser.get(wrong["Location"])
     )
     assert not Contact.objects.filter(workspace=beta).exists()
-    # A member is not offered it and cannot post it.
-    reader = make_user("beta-reader", is_staff=True)
-    beta.memberships.create(user=reader, role="member")
-    as_member = browser_for(reader)
-    their_review = as_member.get(review_path)
-    assert "Add “Alpha” as a contact" not in text_of(their_review)
-    refused = submit(as_member, their_review, add_sender, {"fingerprint": shown, "compared": "1"})
-    assert "Only an owner" in text_of(as_member.get(refused["Location"]))
-    assert not Contact.objects.filter(workspace=beta).exists()
     # Ticked with the fingerprint shown: added from the letter's card, and importable.
     done = submit(browser, review, add_sender, {"fingerprint": shown, "compared": "1"})
     assert done["Location"] == review_path
     now = text_of(browser.get(review_path))
     assert "Alpha is now one of Beta" in now and 'value="Import"' in now and "From Alpha" in now
     added = Contact.objects.get(workspace=beta)
-    assert (added.name, added.remote_workspace) == ("Alpha", "alpha")
+    assert (added.name, added.remote_workspace) == ("Alpha", "elsewhere")
     assert "Add “Alpha” as a contact" not in now
+    # From the card they sent instead, back to the review (never off-site).
+    Contact.objects.filter(workspace=beta).delete()
+    card = json.dumps({"pixie_contact_card": elsewhere.card})
+    form = browser.get(f"{add}?next={review_path}")
+    back = submit(browser, form, f"{add}?next={review_path}", {"workspace": beta.pk, "card": card})
+    assert back.status_code == 302 and back["Location"] == review_path
+    Contact.objects.filter(workspace=beta).delete()
+    away = f"{add}?next=https://evil.example/"
+    elsewhere_page = submit(browser, browser.get(away), away, {"workspace": beta.pk, "card": card})
+    assert elsewhere_page["Location"] == reverse("admin:pixie_contact_changelist")
 
 
 def test_an_impostor_using_a_contacts_name_is_flagged(ann, bob, beta, daily_brief, send_share):
@@ -399,11 +416,13 @@ def test_a_contact_added_from_the_share_page_leads_back_to_the_share(ann, alpha,
     assert "has no contacts yet" in text_of(picker)
     add = link(picker, "from the workspaces on this server")
     form = browser.get(add)
-    # Gamma is not listed in the server's directory: its slug gets the answer of a slug
-    # that names nothing, and nothing is added.
+    # The workspaces to pick from are those listed in the server's directory and Ann's
+    # own: Gamma is not listed, so it is not offered, and posting its slug anyway gets the
+    # answer of a slug that names nothing; nothing is added.
+    assert "Gamma (gamma)" not in text_of(form)
     for slug in ("gamma", "no-such-workspace"):
         refused = text_of(submit(browser, form, add, {"workspace": alpha.pk, "other": slug}))
-        assert f"No workspace '{slug}' is listed in this server's directory." in refused
+        assert f"Select a valid choice. {slug} is not one of the available choices." in refused
     assert not Contact.objects.exists()
     # Gil lists Gamma from its contact card page.
     gils = browser_for(gil)
@@ -414,6 +433,8 @@ def test_a_contact_added_from_the_share_page_leads_back_to_the_share(ann, alpha,
     listed = text_of(submit(gils, card_page, directory, {"listed": "yes"}, follow=True))
     assert "Gamma is listed in this server's directory" in listed
     assert "Take Gamma out of the directory" in listed
+    form = browser.get(add)
+    assert "Gamma (gamma)" in text_of(form)
     done = submit(browser, form, add, {"workspace": alpha.pk, "other": "gamma"})
     assert done["Location"] == picker_path
     back = text_of(browser.get(picker_path))

@@ -27,6 +27,7 @@ from pixie.core.web.admin_scoping import (
     person,
 )
 from pixie.core.web.pages import WorkspacePages, report
+from pixie.core.web.whole_numbers import whole_number
 from pixie.sharing import crypto
 from pixie.sharing import services as svc
 from pixie.sharing.identities import card_fingerprint
@@ -59,6 +60,10 @@ class ContactCardForm(forms.Form):
         self.fields["workspace"].queryset = owned_workspaces(user)
 
 
+# Workspaces of this server offered at once; past that, the owner types the slug.
+LOCAL_CHOICES = 200
+
+
 class LocalContactForm(forms.Form):
     workspace = forms.ModelChoiceField(queryset=Workspace.objects.none(), empty_label=None)
     other = forms.SlugField(
@@ -70,7 +75,24 @@ class LocalContactForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["workspace"].queryset = owned_workspaces(user)
+        owned = owned_workspaces(user)
+        self.fields["workspace"].queryset = owned
+        # The workspaces it may add, to pick from (for the first of the user's workspaces,
+        # or the one asked for): listed in the directory, or the user's own.
+        chosen = self.data.get("workspace") or self.initial.get("workspace")
+        base = owned.filter(pk=whole_number(chosen) or 0).first() or owned.first()
+        if base is None:
+            return
+        offered = svc.local_contact_choices(workspace=base, actor=user, limit=LOCAL_CHOICES + 1)
+        if len(offered) <= LOCAL_CHOICES:
+            self.fields["other"] = forms.ChoiceField(
+                label="Their workspace",
+                choices=[("", "Choose a workspace")]
+                + [(w.slug, f"{w.name} ({w.slug})") for w in offered],
+                help_text="Workspaces of this server their owners listed in its directory "
+                "(on their contact card page), and those you own too. Not there? Ask them "
+                "for their contact card.",
+            )
 
 
 class TextForm(forms.Form):
@@ -150,7 +172,8 @@ class ContactAdmin(WorkspacePages, ServiceManagedAdmin):
         )
 
     def _add_view(self, request, form_class, title, add):
-        form = form_class(request.POST or None, user=request.user)
+        initial = {"workspace": request.GET.get("workspace")}
+        form = form_class(request.POST or None, user=request.user, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 contact = add(form.cleaned_data)
@@ -464,6 +487,17 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
         they compared the fingerprint; back to the review either way."""
         message = self._message(request, object_id)
         back = HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
+        opened = message.opened
+        if opened.local is not None:  # a workspace of this server: no fingerprint to compare
+            try:
+                contact = svc.contact_add_local_sender(opened=opened, actor=request.user)
+            except PixieError as exc:
+                report(request, exc)
+            else:
+                messages.success(
+                    request, f"{contact.name} is now one of {contact.workspace}'s contacts."
+                )
+            return back
         if not request.POST.get("compared"):
             messages.error(
                 request,
