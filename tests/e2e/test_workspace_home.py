@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from agents.selectors import pins_behind
 from catalog.models import Installation, Plan, WorkspaceSkill
 from catalog.services.workspace_skills import skill_edit
 from tests.e2e.axe import axe_both_themes
@@ -116,9 +117,20 @@ def test_an_owner_upgrades_with_a_merge_in_five_clicks(
         page.reload()  # the status polls by itself; the timeline is drawn with the page
         expect(page.locator("#plan-timeline")).to_contain_text("Applied")
         axe_both_themes(tab, "plan-upgrade-applied")
+        upgrade_clicks = clicks
+        # The pinned agents are behind: the applied plan says so at its top, one step.
+        expect(page.locator("#repoint-backlog")).to_contain_text("pinned attachment")
+        page.get_by_role("button", name="Repoint these agents").click()
+        clicks += 1
+        page.get_by_role("button", name="Approve the whole plan").click()
+        clicks += 1
+        expect(page.locator("#plan-status")).to_have_text("Applied", timeout=60_000)
     chase.refresh_from_db()
     assert OWN_LINE in chase.head.body and "@payment-plan" in chase.head.body
-    assert clicks <= 5, clicks
+    assert upgrade_clicks <= 5, upgrade_clicks
+    # Login, Plan the upgrade, Merge, Recompute, Approve; Repoint these agents, Approve.
+    assert clicks <= 7, clicks
+    assert not pins_behind(acme).exists()
 
 
 def test_an_owner_approves_a_plan_with_the_keyboard_alone(
