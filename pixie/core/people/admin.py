@@ -100,6 +100,69 @@ def _only_owner(workspace) -> int | None:
     return owners[0] if len(owners) == 1 else None
 
 
+def _add_or_invite(request, workspace, action: str, shown: dict) -> None:
+    """Make a login and add it, or invite someone: the one-time link goes in ``shown``."""
+    if action == "add":
+        shown["form"] = form = AddMemberForm(request.POST)
+        if not form.is_valid():  # its fields say what is wrong
+            raise _Invalid
+        added = member_add(
+            workspace=workspace, actor=request.user, site_url=site_url_for(request),
+            **form.cleaned_data,
+        )  # fmt: skip
+        shown["password_link"] = added.password_link
+        role = "an owner" if added.membership.role == Membership.Role.OWNER else "a member"
+        username = added.membership.user.username
+        messages.success(request, f"{username} is now {role} of {workspace.name}.")
+        shown["form"] = AddMemberForm()
+        return
+    shown["invite_form"] = invite_form = InviteForm(request.POST, prefix="invite")
+    if not invite_form.is_valid():
+        raise _Invalid
+    invited = invitation_make(
+        workspace=workspace, actor=request.user, site_url=site_url_for(request),
+        **invite_form.cleaned_data,
+    )  # fmt: skip
+    shown["invitation_link"] = invited.link
+    messages.success(request, f"Invited {invited.invitation.email}.")
+    shown["invite_form"] = InviteForm(prefix="invite")
+
+
+def _member_change(request, workspace, action: str, shown: dict) -> None:
+    """Revoke an invitation, change a role, remove someone (asked first), revoke a
+    token; each refusal a PixieError."""
+    actor, posted = request.user, request.POST
+    username = posted.get("username", "")
+    if action == "uninvite":
+        revoked = invitation_revoke(
+            workspace=workspace, actor=actor, invitation_id=_int(posted.get("invitation"))
+        )
+        messages.success(request, f"Revoked the invitation of {revoked.email}.")
+    elif action == "role":
+        role = posted.get("role", "")
+        member_role_change(workspace=workspace, actor=actor, username=username, role=role)
+        said = "an owner" if role == Membership.Role.OWNER else "a member"
+        messages.success(request, f"{username} is now {said} of {workspace.name}.")
+    elif action == "remove" and posted.get("confirmed") != "yes":
+        # Asked first, on this page: who it is, and what they lose.
+        if not workspace.memberships.filter(user__username=username).exists():
+            raise ValidationFailed(f"{username[:150]!r} is not in {workspace.name}")
+        shown["confirm_remove"] = username
+    elif action == "remove":
+        member_remove(workspace=workspace, actor=actor, username=username)
+        messages.success(request, f"{username} no longer belongs to {workspace.name}.")
+    elif action == "revoke":
+        token = tokens_of_workspace(workspace).filter(pk=_int(posted.get("token"))).first()
+        if token is None:
+            raise ValidationFailed(
+                "That token is not limited to this workspace (or is revoked already)"
+            )
+        token_revoke(token=token, actor=actor, workspace=workspace)
+        messages.success(request, f"Revoked {token.user.username}'s token {token}.")
+    else:
+        raise ValidationFailed(f"Unknown action {action[:20]!r}")
+
+
 class MembersPages:
     """Pages of WorkspaceAdmin (a WorkspacePages)."""
 
@@ -114,82 +177,32 @@ class MembersPages:
     def members_view(self, request, workspace_id):
         workspace = self.page_object(request, workspace_id)
         is_owner = self.is_owner(request, workspace)
-        form, invite_form = AddMemberForm(), InviteForm(prefix="invite")
-        link = invitation_link = None
-        confirm_remove = ""
+        # What the page shows besides the lists: the two forms, a one-time link (this
+        # answer only), the removal it asks to confirm.
+        shown = {
+            "form": AddMemberForm(),
+            "invite_form": InviteForm(prefix="invite"),
+            "password_link": None,
+            "invitation_link": None,
+            "confirm_remove": "",
+        }
         if request.method == "POST" and not is_owner:
             messages.error(request, self.owner_refusal(request, workspace))
         elif request.method == "POST":
             action = request.POST.get("action", "")
             try:
-                if action == "add":
-                    form = AddMemberForm(request.POST)
-                    if not form.is_valid():  # its fields say what is wrong
-                        raise _Invalid
-                    added = member_add(
-                        workspace=workspace, actor=request.user,
-                        site_url=site_url_for(request), **form.cleaned_data,
-                    )  # fmt: skip
-                    link = added.password_link
-                    messages.success(
-                        request, f"{added.membership.user.username} is now "
-                        f"{'an owner' if added.membership.role == 'owner' else 'a member'} "
-                        f"of {workspace.name}.",
-                    )  # fmt: skip
-                    form = AddMemberForm()
-                elif action == "invite":
-                    invite_form = InviteForm(request.POST, prefix="invite")
-                    if not invite_form.is_valid():
-                        raise _Invalid
-                    invited = invitation_make(
-                        workspace=workspace, actor=request.user,
-                        site_url=site_url_for(request), **invite_form.cleaned_data,
-                    )  # fmt: skip
-                    invitation_link = invited.link
-                    messages.success(request, f"Invited {invited.invitation.email}.")
-                    invite_form = InviteForm(prefix="invite")
-                elif action == "uninvite":
-                    revoked = invitation_revoke(
-                        workspace=workspace, actor=request.user,
-                        invitation_id=_int(request.POST.get("invitation")),
-                    )  # fmt: skip
-                    messages.success(request, f"Revoked the invitation of {revoked.email}.")
-                elif action == "role":
-                    username, role = request.POST.get("username", ""), request.POST.get("role", "")
-                    member_role_change(
-                        workspace=workspace, actor=request.user, username=username, role=role
-                    )
-                    said = "an owner" if role == Membership.Role.OWNER else "a member"
-                    messages.success(request, f"{username} is now {said} of {workspace.name}.")
-                elif action == "remove" and request.POST.get("confirmed") != "yes":
-                    # Asked first, on this page: who it is, and what they lose.
-                    username = request.POST.get("username", "")
-                    if not workspace.memberships.filter(user__username=username).exists():
-                        raise ValidationFailed(f"{username[:150]!r} is not in {workspace.name}")
-                    confirm_remove = username
-                elif action == "remove":
-                    username = request.POST.get("username", "")
-                    member_remove(workspace=workspace, actor=request.user, username=username)
-                    messages.success(request, f"{username} no longer belongs to {workspace.name}.")
-                elif action == "revoke":
-                    token = (
-                        tokens_of_workspace(workspace)
-                        .filter(pk=_int(request.POST.get("token")))
-                        .first()
-                    )
-                    if token is None:
-                        raise ValidationFailed("That token is not limited to this workspace (or "
-                                               "is revoked already)")  # fmt: skip
-                    token_revoke(token=token, actor=request.user, workspace=workspace)
-                    messages.success(request, f"Revoked {token.user.username}'s token {token}.")
+                if action in ("add", "invite"):
+                    _add_or_invite(request, workspace, action, shown)
                 else:
-                    raise ValidationFailed(f"Unknown action {action[:20]!r}")
+                    _member_change(request, workspace, action, shown)
             except _Invalid:
                 pass
             except PixieError as exc:
-                self.report(request, exc, {"add": form, "invite": invite_form}.get(action))
+                form = {"add": shown["form"], "invite": shown["invite_form"]}.get(action)
+                self.report(request, exc, form)
             else:
-                if not (link or invitation_link or confirm_remove):  # shown in this answer only
+                stays = ("password_link", "invitation_link", "confirm_remove")
+                if not any(shown[key] for key in stays):
                     return redirect("admin:pixie_workspace_members", workspace.pk)
         response = self.render_page(
             request,
@@ -201,14 +214,10 @@ class MembersPages:
             refusal=self.owner_refusal(request, workspace),
             members=members_of(workspace),
             roles=Membership.Role.choices,
-            confirm_remove=confirm_remove,
             only_owner=_only_owner(workspace),
             tokens=tokens_of_workspace(workspace) if is_owner else [],
-            form=form,
-            invite_form=invite_form,
             invitations=invitations_waiting(workspace) if is_owner else [],
-            password_link=link,
-            invitation_link=invitation_link,
+            **shown,
         )
         response["Cache-Control"] = "no-store"  # a one-time link may be on it
         return response

@@ -5,4 +5,5 @@ A new kind is a module here, a line below, and its value in ``catalog.models.Pla
 The installer app imports this package when Django starts.
 """
 
+# (bundle.py is the base the bundle kinds share, not a kind.)
 from . import install, repoint, rollback, uninstall, upgrade  # noqa: F401 (they register)

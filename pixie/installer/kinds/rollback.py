@@ -6,13 +6,13 @@ from __future__ import annotations
 from catalog.models import Plan, Status
 from pixie.core.errors import ErrorCode, ValidationFailed
 
-from ..plan_apply import plan_apply
-from ..plan_kinds import Effect, PlanKind, PlanRequest, check_plannable, register
+from ..plan_kinds import Effect, PlanRequest, check_plannable, register
 from ..plans import plan_rollback
+from .bundle import BundleKind
 
 
 @register
-class Rollback(PlanKind):
+class Rollback(BundleKind):
     value = Plan.Kind.ROLLBACK
     a = "a rollback"
     effect = Effect.MOVES
@@ -48,6 +48,7 @@ class Rollback(PlanKind):
         check_plannable(bundle_version, self)
 
     def create(self, request: PlanRequest) -> Plan:
+        # The version is the generation's, found by plan_rollback.
         return plan_rollback(
             workspace=request.workspace,
             bundle=request.bundle,
@@ -57,9 +58,6 @@ class Rollback(PlanKind):
             fork_choices=request.fork_choices,
             leave_out=request.leave_out,
         )
-
-    def apply(self, *, plan_id: int) -> str:
-        return plan_apply(plan_id=plan_id)
 
     def words(self, plan: Plan) -> str:
         return f"the rollback to {plan.bundle_version}" if plan.bundle_version_id else ""

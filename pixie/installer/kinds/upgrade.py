@@ -6,13 +6,12 @@ from __future__ import annotations
 from catalog.models import Plan
 from pixie.core.errors import ErrorCode, ValidationFailed
 
-from ..plan_apply import plan_apply
-from ..plan_kinds import Effect, PlanKind, PlanRequest, check_plannable, register
-from ..plans import plan_create, version_visible
+from ..plan_kinds import Effect, check_plannable, register
+from .bundle import BundleKind
 
 
 @register
-class Upgrade(PlanKind):
+class Upgrade(BundleKind):
     value = Plan.Kind.UPGRADE
     a = "an upgrade"
     effect = Effect.MOVES
@@ -31,20 +30,6 @@ class Upgrade(PlanKind):
                 f"{bundle_version} is already installed; choose another version",
                 code=ErrorCode.SAME_VERSION,
             )
-
-    def create(self, request: PlanRequest) -> Plan:
-        return plan_create(
-            workspace=request.workspace,
-            kind=self.value,
-            actor=request.actor,
-            bundle_version=version_visible(request.workspace, request.bundle, request.version),
-            agents=request.agents,
-            fork_choices=request.fork_choices,
-            leave_out=request.leave_out,
-        )
-
-    def apply(self, *, plan_id: int) -> str:
-        return plan_apply(plan_id=plan_id)
 
     def words(self, plan: Plan) -> str:
         return f"the upgrade to {plan.bundle_version}" if plan.bundle_version_id else ""

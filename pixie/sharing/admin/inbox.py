@@ -483,22 +483,13 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
         return HttpResponseRedirect(reverse("admin:pixie_message_summary", args=[message.pk]))
 
     def add_sender_view(self, request, object_id):
-        """The review page's "Add this sender as a contact", once the owner has ticked that
-        they compared the fingerprint; back to the review either way."""
+        """The review page's "Add this sender as a contact": in one click for a workspace
+        of this server (it holds its keys), else once the owner has ticked that they
+        compared the fingerprint; back to the review either way."""
         message = self._message(request, object_id)
         back = HttpResponseRedirect(reverse("admin:pixie_message_review", args=[message.pk]))
         opened = message.opened
-        if opened.local is not None:  # a workspace of this server: no fingerprint to compare
-            try:
-                contact = svc.contact_add_local_sender(opened=opened, actor=request.user)
-            except PixieError as exc:
-                report(request, exc)
-            else:
-                messages.success(
-                    request, f"{contact.name} is now one of {contact.workspace}'s contacts."
-                )
-            return back
-        if not request.POST.get("compared"):
+        if opened.local is None and not request.POST.get("compared"):
             messages.error(
                 request,
                 "Tick that you compared the fingerprint with the sender's card first: "
@@ -506,11 +497,14 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
             )
             return back
         try:
-            contact = svc.contact_add_from_message(
-                opened=message.opened,
-                fingerprint=request.POST.get("fingerprint", ""),
-                actor=request.user,
-            )
+            if opened.local is not None:
+                contact = svc.contact_add_local_sender(opened=opened, actor=request.user)
+            else:
+                contact = svc.contact_add_from_message(
+                    opened=opened,
+                    fingerprint=request.POST.get("fingerprint", ""),
+                    actor=request.user,
+                )
         except PixieError as exc:
             report(request, exc)
         else:
