@@ -161,6 +161,9 @@ class AskForPlanForm(forms.Form):
             "workspace_id"
         )
         self.fields["workspace"].queryset = Workspace.objects.filter(pk__in=owned)
+        owned_ids = list(owned.values_list("workspace_id", flat=True)[:2])
+        if len(owned_ids) == 1:  # one workspace to ask for: chosen already
+            self.fields["workspace"].initial = owned_ids[0]
         self.fields["agents"].queryset = Agent.objects.filter(workspace__in=owned).select_related(
             "workspace"
         )

@@ -96,3 +96,8 @@ def test_the_ask_form_offers_no_kind_it_cannot_ask_for(acme, owner):
         r'<option value="(\w+)"', page.split('name="kind"', 1)[1].split("</select>")[0]
     )
     assert offered == ["install", "upgrade", "uninstall", "repoint"]  # a rollback: its page
+
+
+def test_the_ask_form_chooses_the_only_workspace_its_owner_has(acme, owner):
+    page = browser(owner).get(reverse("admin:catalog_plan_ask")).content.decode()
+    assert f'<option value="{acme.pk}" selected>Acme</option>' in page
