@@ -162,7 +162,9 @@ def redis_url_for_worker(url: str, number: int) -> str:
 
 
 def over_budget(terminalreporter) -> list[tuple[float, str]]:
-    """(seconds, test id) of the tests outside the slow marker that passed their budget."""
+    """(seconds, test id) of the tests outside the slow marker that passed their budget
+    (a property test counts only with its quick example count, without --slow)."""
+    full_examples = terminalreporter.config.getoption("--slow")
     totals: dict[str, float] = {}
     browser: set[str] = set()
     for reports in terminalreporter.stats.values():
@@ -171,6 +173,8 @@ def over_budget(terminalreporter) -> list[tuple[float, str]]:
             keywords = getattr(report, "keywords", {})
             if duration is None or "slow" in keywords:
                 continue
+            if full_examples and "hypothesis" in keywords:
+                continue  # a property test with all its examples (--slow) is a soak
             totals[report.nodeid] = totals.get(report.nodeid, 0.0) + duration
             if "browser" in keywords:
                 browser.add(report.nodeid)

@@ -208,6 +208,8 @@ STRINGS = 100_000 if HEAVY else examples(10_000)
 JSON_VALUES = 50_000 if HEAVY else examples(10_000)
 
 
+# A property test (its @given inside): all its examples under --slow, a soak there.
+@pytest.mark.hypothesis
 def test_decode_never_raises_on_any_string(record_property):
     @settings(max_examples=STRINGS, deadline=None, derandomize=not HEAVY)
     @given(any_string)
@@ -255,6 +257,8 @@ share_shaped = st.tuples(st.sampled_from(PLACEMENTS), json_values).map(
 )
 
 
+# A property test (its @given inside): all its examples under --slow, a soak there.
+@pytest.mark.hypothesis
 def test_decode_never_raises_on_any_json_value(record_property):
     @settings(max_examples=JSON_VALUES, deadline=None, derandomize=not HEAVY)
     @given(share_shaped, st.booleans())

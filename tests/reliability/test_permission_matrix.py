@@ -489,11 +489,17 @@ def test_every_api_endpoint_has_a_row():
     assert sorted(names - set(API_ROWS)) == []
 
 
+# Each role's rows in two halves, each a test: on PostgreSQL a role's whole sweep took
+# 5 to 6 s, past the budget the run reports (docs/CONTRIBUTING.md).
+API_PARTS = 2
+
+
+@pytest.mark.parametrize("part", range(API_PARTS), ids=lambda p: f"{p + 1}of{API_PARTS}")
 @pytest.mark.parametrize("role", ROLES)
-def test_api_endpoints_allow_and_deny_as_expected(role, world):
+def test_api_endpoints_allow_and_deny_as_expected(role, part, world):
     failures = []
     routes = {name: route for route, name in all_patterns() if route.startswith("api/")}
-    for name, requests in API_ROWS.items():
+    for name, requests in list(API_ROWS.items())[part::API_PARTS]:
         url = fill(routes[name], name, world)
         for method, expected, body in requests:
             client = APIClient()

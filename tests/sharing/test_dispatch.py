@@ -95,6 +95,7 @@ def test_a_redirect_is_not_followed(ann, alpha):
     assert state(sent)[2] == "The other server refused the message (HTTP 307)."
 
 
+@pytest.mark.slow  # a real worker waiting out real backoff delays: about 10 s
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_retries_with_backoff_until_the_remote_takes_it(
     postgres_only, queue, monkeypatch
