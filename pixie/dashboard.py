@@ -11,6 +11,7 @@ from catalog.selectors import versions_visible_to_workspace
 from catalog.validators import version_key
 from egress.models import CredentialRequirement
 from pixie.core.notifications.service import notifications_shown
+from pixie.installer.plan_kinds import KINDS, Effect
 
 
 def workspace_dashboard(*, workspace) -> dict:
@@ -91,8 +92,10 @@ def _waiting_plans(workspace, bundle_ids: list[int]) -> dict[int, int]:
     if not bundle_ids:
         return {}
     waiting: dict[int, int] = {}
+    # Plans that change the installation: a waiting repoint moves pins, not the version.
+    changing = [value for value, kind in KINDS.items() if kind.effect != Effect.NONE]
     for pk, brought, installed in (
-        Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED)
+        Plan.objects.filter(workspace=workspace, status=Plan.State.PROPOSED, kind__in=changing)
         .filter(
             Q(bundle_version__bundle_id__in=bundle_ids) | Q(installation__bundle_id__in=bundle_ids)
         )

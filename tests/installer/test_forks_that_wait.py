@@ -156,3 +156,21 @@ def test_a_rollback_page_says_what_each_column_is_and_that_pixie_made_the_merge(
     assert "Now, r3 (a merge Pixie made)" in page and "Incoming (2.1.0)" in page
     assert "Restore generation 1's text (the current one stays in history)" in page
     assert "Keep the current text" in page and "text you wrote" not in page
+
+
+def test_a_waiting_repoint_does_not_stand_in_for_the_upgrade_on_the_home(
+    acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    """Only a plan that changes the installation takes the place of Plan the upgrade: a
+    repoint waiting moves pins, and the newer version is still offered."""
+    from pixie.installer.repoint import repoint_create
+
+    capture = django_capture_on_commit_callbacks
+    install(acme, demo_catalog["2.1.0"], owner, capture, agents)
+    edit_chase(acme, owner)  # the pinned agents are now behind
+    # A repoint of that installation's pins, as its page and an upgrade's page ask for.
+    repoint = repoint_create(workspace=acme, actor=owner, installation=Installation.objects.get())
+    page = browser(owner).get(reverse("admin:pixie_workspace_dashboard", args=[acme.pk]))
+    page = page.content.decode()
+    assert "Plan the upgrade to 2.2.0" in page
+    assert f"Plan #{repoint.pk} waits" not in page
