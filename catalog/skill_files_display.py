@@ -82,30 +82,38 @@ def totals_of(versions: Iterable) -> dict:
 
 
 def revision_skill_md(skill) -> str:
-    """SKILL.md of a workspace skill's head revision (head and its upstream loaded).
+    """SKILL.md of a workspace skill's head revision (head and its upstream loaded)."""
+    return revision_skill_md_of(skill.slug, skill.head)
+
+
+def revision_skill_md_of(slug: str, revision, body: str | None = None) -> str:
+    """SKILL.md of one revision of the workspace skill ``slug`` (its upstream and the
+    upstream's package loaded), with ``body`` in place of its own when given (an agent's
+    override).
 
     A revision still as the catalog published it gives the catalog's SKILL.md byte for
-    byte; any other revision is rendered in the Agent Skills shape, its label the
-    upstream's version or r<number> as semver build metadata.
+    byte; any other is rendered in the Agent Skills shape, its label the upstream's
+    version or r<number> as semver build metadata.
     """
 
-    head, upstream = skill.head, skill.head.upstream
+    upstream = revision.upstream
+    body = revision.body if body is None else body
     if (
         upstream is not None
         and upstream.skill_md
-        and skill.slug == upstream.package.slug
-        and (head.name, head.short_description, head.body, head.frontmatter)
+        and slug == upstream.package.slug
+        and (revision.name, revision.short_description, body, revision.frontmatter)
         == (upstream.name, upstream.description, upstream.body, upstream.frontmatter)
     ):
         return upstream.skill_md
     return render_skill_file(
         SkillSpec(
-            slug=skill.slug,
-            version=upstream.version if upstream else f"0.0.0+r{head.number}",
-            name=head.name,
-            description=head.short_description,
-            body=head.body,
-            frontmatter=head.frontmatter,
+            slug=slug,
+            version=upstream.version if upstream else f"0.0.0+r{revision.number}",
+            name=revision.name,
+            description=revision.short_description,
+            body=body,
+            frontmatter=revision.frontmatter,
         )
     )
 

@@ -77,9 +77,12 @@ INSTALLED_APPS = [
     "egress",
     "pixie.installer",
     "pixie.sharing",
+    "pixie.delivery",
 ]
 
 MIDDLEWARE = [
+    # First: a delivery URL's token leaves the request before anything logs its path.
+    "pixie.delivery.secret_paths.DeliverySecretMiddleware",
     "pixie.core.logs.RequestIdMiddleware",
     # Before anything reads a body: one past its ceiling is refused unread.
     "pixie.request_limits.RequestBodyLimit",
@@ -425,6 +428,14 @@ CELERY_BEAT_SCHEDULE["expire-unknown-messages"] = {
     "task": "pixie.tasks.expire_unknown_messages",
     "schedule": float(os.environ.get("PIXIE_INBOX_EXPIRE_EVERY", "3600")),
 }
+# --- Delivery (the skills CLI's discovery index, pixie.delivery) ---
+# Wrong delivery tokens from one address, as a django-ratelimit rate (empty: no limit);
+# past it the address is answered 429 until the window passes.
+PIXIE_DELIVERY_WRONG_TOKEN_RATE = os.environ.get("PIXIE_DELIVERY_WRONG_TOKEN_RATE", "30/10m")
+# A delivery client (token, user agent, network) not seen for this many days is forgotten,
+# with what it fetched, by a periodic task.
+PIXIE_DELIVERY_CLIENT_DAYS = int(os.environ.get("PIXIE_DELIVERY_CLIENT_DAYS", "90"))
+
 # Rate-limit counters live in Redis when there is one (shared by every process),
 # in each process's memory otherwise (a developer's machine). Their own cache,
 # so nothing else's entries crowd them out, or theirs anything else's.

@@ -19,6 +19,8 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),
     path("admin/", admin.site.urls),
+    # What agent clients read: the skills CLI's discovery index, one base URL per token.
+    path("", include("pixie.delivery.urls")),
     # The one-time link an owner gives a person whose login they made (pixie.core.people.members).
     path(
         "accounts/set-password/<uidb64>/<token>/",

@@ -20,7 +20,6 @@ Every refusal adds one to the workspace's tally for the day (InboxRefusals).
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,6 +32,7 @@ from django_ratelimit.core import get_usage
 
 from pixie.core.errors import ErrorCode, PixieError
 from pixie.core.models import Workspace
+from pixie.core.web.addresses import client_address  # noqa: F401 (sharing's services name it)
 from pixie.sharing.models import Identity, InboxRefusals, Message
 
 log = logging.getLogger(__name__)
@@ -56,29 +56,6 @@ class InboxBusy(PixieError):
 
 
 # --- pure rules -------------------------------------------------------------------
-
-
-def client_address(meta: dict, *, behind_proxy: bool) -> str:
-    """The address a request came from, as one rate-limit bucket.
-
-    Behind the TLS proxy, the last X-Forwarded-For hop is the one the proxy
-    appended (the address it saw); hops before it are whatever the client
-    wrote. IPv6 addresses count per /64, the block one host is usually given.
-    """
-    address = meta.get("REMOTE_ADDR") or ""
-    if behind_proxy:
-        hops = [hop.strip() for hop in meta.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if hops and hops[-1]:
-            address = hops[-1]
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address[:64]
-    if parsed.version == 6:
-        if parsed.ipv4_mapped is not None:
-            return str(parsed.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
-    return str(parsed)
 
 
 @dataclass(frozen=True)

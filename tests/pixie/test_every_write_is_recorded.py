@@ -56,6 +56,11 @@ from pixie.core.people.invitations import (
 )
 from pixie.core.people.members import member_add, member_remove, member_role_change
 from pixie.core.people.tokens import token_create, token_revoke
+from pixie.delivery.tokens import (
+    delivery_token_create,
+    delivery_token_revoke,
+    delivery_token_rotate,
+)
 from pixie.installer.offboarding import login_deactivate
 from pixie.installer.plans import plan_approve, plan_create, plan_reject
 from pixie.installer.policy import policy_update
@@ -344,6 +349,13 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             user=owner, actor=owner, name="Walk")[0]), [lambda: state["token"]]),
         ("a token revoked", lambda: token_revoke(token=state["token"], actor=owner),
          [lambda: state["token"]]),
+        ("a delivery token made", lambda: state.update(delivery=delivery_token_create(
+            workspace=acme, actor=owner, name="Walk laptops", agent=agent)[0]),
+         [lambda: state["delivery"]]),
+        ("a delivery token rotated", lambda: state.update(delivery=delivery_token_rotate(
+            token=state["delivery"], actor=owner)[0]), [lambda: state["delivery"]]),
+        ("a delivery token revoked", lambda: delivery_token_revoke(
+            token=state["delivery"], actor=owner), [lambda: state["delivery"]]),
         ("a member removed", lambda: member_remove(
             workspace=acme, actor=owner, username="mia"), [acme]),
         ("a login locked", lambda: [login_failed(RequestFactory().post("/admin/login/"), "ghost")

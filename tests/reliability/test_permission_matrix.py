@@ -454,8 +454,12 @@ PROBE_ROWS = {
     # An invitation's link (the world's, waiting): anyone may read it; a POST that asks
     # nothing changes nothing.
     "invitation-accept": [("get", PROBE), ("post", PROBE)],
+    # Delivery URLs (pixie.delivery): the token in the path is the only credential, so a
+    # session reads nothing there, whoever's; tests/delivery has the tokens' own matrix.
+    "delivery": [("get", {r: 404 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
 }
 PROBE_ARGS = {
+    "delivery": lambda world: ["/.well-known/agent-skills/index.json"],
     "password-set": lambda world: ["MQ", "not-a-token"],
     "invitation-accept": lambda world: [world.ids["invitation_secret"]],
 }

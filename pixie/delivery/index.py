@@ -1,0 +1,161 @@
+"""What a delivery token serves: the Agent Skills discovery index (v0.2.0) of one agent or
+of the workspace, each skill as the revision it resolves to, and what is left out and why.
+
+An agent's index holds its enabled attachments whose skill is advertised, in its order, at
+the revision each resolves to (a pin honoured; an agent's override is that agent's body,
+so its archive differs from the workspace's). The workspace's holds every advertised
+skill at its head. A skill the ``skills`` client would refuse or skip (its name, its size)
+is left out and listed with the reason, for the pages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from agents.models import AgentSkill
+from catalog.models import RevisionFile, WorkspaceSkill
+from catalog.skill_files_display import revision_skill_md_of
+
+from .archives import ArchiveFile, SkillContent, digests_of
+
+SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+NOT_ADVERTISED = "not advertised (promote it to deliver it)"
+
+
+@dataclass
+class Entry:
+    """One skill as a token serves it (``refusal`` "" when it is served)."""
+
+    skill_id: int
+    slug: str
+    revision_id: int
+    revision_number: int
+    override_id: int | None
+    content: SkillContent | None
+    digest: str = ""
+    refusal: str = ""
+
+    @property
+    def served(self) -> bool:
+        return not self.refusal
+
+    @property
+    def archive_path(self) -> str:
+        """The archive's address under the delivery base URL."""
+        return f"archives/{self.slug}/{self.digest}.zip"
+
+
+@dataclass
+class Index:
+    entries: list[Entry]
+
+    @property
+    def served(self) -> list[Entry]:
+        return [entry for entry in self.entries if entry.served]
+
+    @property
+    def left_out(self) -> list[Entry]:
+        return [entry for entry in self.entries if not entry.served]
+
+    def document(self, archive_prefix: str) -> dict:
+        """The index as JSON; each ``url`` is ``archive_prefix`` + the archive's path,
+        which the client resolves against the index's own URL."""
+        return {
+            "$schema": SCHEMA,
+            "skills": [
+                {
+                    "name": entry.slug,
+                    "type": "archive",
+                    "description": entry.content.description,
+                    "url": archive_prefix + entry.archive_path,
+                    "digest": f"sha256:{entry.digest}",
+                }
+                for entry in self.served
+            ],
+        }
+
+    def body(self, archive_prefix: str) -> bytes:
+        return json.dumps(self.document(archive_prefix), indent=1, ensure_ascii=False).encode()
+
+    def find(self, slug: str, digest: str) -> Entry | None:
+        for entry in self.served:
+            if entry.slug == slug and entry.digest == digest:
+                return entry
+        return None
+
+
+def token_index(token) -> Index:
+    """What ``token`` serves now (a bounded number of queries, whatever the skills)."""
+    if token.agent_id is not None:
+        return agent_index(token.agent_id)
+    return workspace_index(token.workspace_id)
+
+
+def agent_index(agent_id: int) -> Index:
+    attachments = (
+        AgentSkill.objects.filter(agent_id=agent_id, enabled=True, skill__archived_at__isnull=True)
+        .select_related(
+            "skill__head__upstream__package", "pinned_revision__upstream__package", "override"
+        )
+        .order_by("position", "id")
+    )
+    rows = []
+    for attachment in attachments:
+        revision = attachment.pinned_revision or attachment.skill.head
+        if revision is None:
+            continue
+        rows.append((attachment.skill, revision, attachment.override))
+    return _index(rows)
+
+
+def workspace_index(workspace_id: int) -> Index:
+    skills = (
+        WorkspaceSkill.objects.filter(
+            workspace_id=workspace_id, archived_at__isnull=True, head__isnull=False
+        )
+        .select_related("head__upstream__package")
+        .order_by("slug")
+    )
+    return _index([(skill, skill.head, None) for skill in skills])
+
+
+def _index(rows) -> Index:
+    files: dict[int, list[ArchiveFile]] = {}
+    revision_ids = {revision.pk for skill, revision, _ in rows if skill.advertised}
+    if revision_ids:
+        found = (
+            RevisionFile.objects.filter(revision_id__in=revision_ids)
+            .order_by("path")
+            .values_list("revision_id", "path", "blob_id", "size", "executable")
+        )
+        for revision_id, path, sha256, size, executable in found:
+            files.setdefault(revision_id, []).append(ArchiveFile(path, sha256, size, executable))
+    entries = []
+    for skill, revision, override in rows:
+        entry = Entry(
+            skill_id=skill.pk,
+            slug=skill.slug,
+            revision_id=revision.pk,
+            revision_number=revision.number,
+            override_id=override.pk if override else None,
+            content=None,
+        )
+        entries.append(entry)
+        if not skill.advertised:
+            entry.refusal = NOT_ADVERTISED
+            continue
+        entry.content = SkillContent(
+            slug=skill.slug,
+            description=revision.short_description,
+            skill_md=revision_skill_md_of(
+                skill.slug, revision, override.body if override else None
+            ),
+            files=files.get(revision.pk, []),
+        )
+        entry.refusal = entry.content.refusal()
+    served = [entry for entry in entries if entry.served]
+    digests = digests_of([entry.content for entry in served])
+    for entry in served:
+        entry.digest = digests[entry.content.content_key]
+    return Index(entries)

@@ -1,0 +1,36 @@
+"""A delivery URL carries its token in the path (the ``skills`` client sends no header, no
+cookie and drops the query string), so the token is taken out of the request before
+anything else reads it: the request log line, the path every log record of the request
+carries, django.request's "Not Found" warning, an error report's request and its WSGI
+environ (gunicorn's access log reads the same environ) all see ``/deliver/…/``.
+
+First in MIDDLEWARE. The view reads the token from ``request.delivery_secret``.
+"""
+
+import re
+
+PREFIX = "/deliver/"
+HIDDEN = "…"
+_DELIVERY = re.compile(r"^/deliver/([^/]*)(.*)\Z", re.DOTALL)
+# Where a server may keep the path as it came (REQUEST_URI: uWSGI, RAW_URI: gunicorn).
+_ENVIRON_PATHS = ("PATH_INFO", "REQUEST_URI", "RAW_URI")
+
+
+def hide_secret(path: str) -> str:
+    return _DELIVERY.sub(lambda m: f"{PREFIX}{HIDDEN}{m[2]}", path, count=1)
+
+
+class DeliverySecretMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        match = _DELIVERY.match(request.path_info)
+        if match is not None:
+            request.delivery_secret = match[1]
+            request.path_info = hide_secret(request.path_info)
+            request.path = hide_secret(request.path)
+            for key in _ENVIRON_PATHS:
+                if isinstance(request.META.get(key), str):
+                    request.META[key] = hide_secret(request.META[key])
+        return self.get_response(request)
