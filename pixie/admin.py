@@ -42,6 +42,7 @@ from pixie.core.web.admin_scoping import SharedChoicesInline, WorkspaceScopedAdm
 from pixie.core.web.pages import AdminPages, WorkspacePages
 from pixie.core.web.whole_numbers import whole_number
 from pixie.dashboard import viewer_notifications, workspace_dashboard
+from pixie.delivery.pages import DeliveryPages
 from pixie.installer.plan_kinds import KINDS, PlanRequest
 from pixie.login_throttle import ThrottledLoginForm
 
@@ -61,6 +62,7 @@ class WorkspaceAdmin(
     MembersPages,
     PolicyPages,
     InstallPages,
+    DeliveryPages,
     NotificationPages,
     WorkspacePages,
     WorkspaceScopedAdmin,
@@ -83,6 +85,7 @@ class WorkspaceAdmin(
             *self.members_urls(),
             *self.policy_urls(),
             *self.install_urls(),
+            *self.delivery_urls(),
             *self.notification_urls(),
             *super().get_urls(),
         ]

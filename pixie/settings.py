@@ -435,6 +435,10 @@ PIXIE_DELIVERY_WRONG_TOKEN_RATE = os.environ.get("PIXIE_DELIVERY_WRONG_TOKEN_RAT
 # A delivery client (token, user agent, network) not seen for this many days is forgotten,
 # with what it fetched, by a periodic task.
 PIXIE_DELIVERY_CLIENT_DAYS = int(os.environ.get("PIXIE_DELIVERY_CLIENT_DAYS", "90"))
+CELERY_BEAT_SCHEDULE["forget-old-delivery-clients"] = {
+    "task": "pixie.delivery.tasks.forget_old_clients",
+    "schedule": float(os.environ.get("PIXIE_DELIVERY_FORGET_EVERY", "86400")),
+}
 
 # Rate-limit counters live in Redis when there is one (shared by every process),
 # in each process's memory otherwise (a developer's machine). Their own cache,

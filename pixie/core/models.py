@@ -266,6 +266,10 @@ class Notification(models.Model):
         VERSION_YANKED = "version_yanked", "A version my workspace runs was yanked"
         VERSION_PUBLISHED = "version_published", "A newer version of an installed bundle"
         OWNERS_AND_RULES = "owners_and_rules", "An owner added, or an approval rule loosened"
+        DELIVERY_MAKER_LEFT = (
+            "delivery_maker_left",
+            "A person who made delivery tokens left (the tokens still work)",
+        )
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"

@@ -74,7 +74,10 @@ class SkillContent:
             )
         if not self.description.strip():
             return "it has no description, which the skills client requires"
-        if len(self.description) > CLIENT_DESCRIPTION_MAX:
+        # Measured as the client measures it, JavaScript's String.length (UTF-16 code
+        # units), not Python's code points: a character past U+FFFF (most emoji) counts
+        # twice there, and an entry over 1,024 is dropped by the client unsaid.
+        if len(self.description.encode("utf-16-le")) // 2 > CLIENT_DESCRIPTION_MAX:
             return (
                 f"its description is over the skills client's {CLIENT_DESCRIPTION_MAX:,} "
                 "characters"

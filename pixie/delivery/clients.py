@@ -82,4 +82,5 @@ def record_fetch(token, request, entry) -> None:
         unique_fields=["client", "digest"],
         update_fields=["last_seen", "update_check"],
     )
-    DeliveryClient.objects.filter(pk=client.pk).update(last_seen=now)
+    if now - client.last_seen > SEEN_EVERY:
+        DeliveryClient.objects.filter(pk=client.pk).update(last_seen=now)

@@ -87,42 +87,56 @@ class Index:
 
 def token_index(token) -> Index:
     """What ``token`` serves now (a bounded number of queries, whatever the skills)."""
-    if token.agent_id is not None:
-        return agent_index(token.agent_id)
-    return workspace_index(token.workspace_id)
+    return tokens_indexes([token])[token.pk]
 
 
-def agent_index(agent_id: int) -> Index:
-    attachments = (
-        AgentSkill.objects.filter(agent_id=agent_id, enabled=True, skill__archived_at__isnull=True)
-        .select_related(
-            "skill__head__upstream__package", "pinned_revision__upstream__package", "override"
+def tokens_indexes(tokens) -> dict[int, Index]:
+    """Each token's index by its id, for many tokens at once (the clients page): one
+    query for the agents' attachments, one for the workspaces' skills, one for every
+    revision's files and one for the archives' digests, whatever the number of tokens."""
+    agent_ids = {token.agent_id for token in tokens if token.agent_id is not None}
+    workspace_ids = {token.workspace_id for token in tokens if token.agent_id is None}
+    groups: dict[tuple[str, int], list] = {("agent", pk): [] for pk in agent_ids}
+    groups.update({("workspace", pk): [] for pk in workspace_ids})
+    if agent_ids:
+        attachments = (
+            AgentSkill.objects.filter(
+                agent_id__in=agent_ids, enabled=True, skill__archived_at__isnull=True
+            )
+            .select_related(
+                "skill__head__upstream__package", "pinned_revision__upstream__package", "override"
+            )
+            .order_by("agent_id", "position", "id")
         )
-        .order_by("position", "id")
-    )
-    rows = []
-    for attachment in attachments:
-        revision = attachment.pinned_revision or attachment.skill.head
-        if revision is None:
-            continue
-        rows.append((attachment.skill, revision, attachment.override))
-    return _index(rows)
-
-
-def workspace_index(workspace_id: int) -> Index:
-    skills = (
-        WorkspaceSkill.objects.filter(
-            workspace_id=workspace_id, archived_at__isnull=True, head__isnull=False
+        for attachment in attachments:
+            revision = attachment.pinned_revision or attachment.skill.head
+            if revision is not None:
+                row = (attachment.skill, revision, attachment.override)
+                groups[("agent", attachment.agent_id)].append(row)
+    if workspace_ids:
+        skills = (
+            WorkspaceSkill.objects.filter(
+                workspace_id__in=workspace_ids, archived_at__isnull=True, head__isnull=False
+            )
+            .select_related("head__upstream__package")
+            .order_by("slug")
         )
-        .select_related("head__upstream__package")
-        .order_by("slug")
-    )
-    return _index([(skill, skill.head, None) for skill in skills])
+        for skill in skills:
+            groups[("workspace", skill.workspace_id)].append((skill, skill.head, None))
+    indexes = _indexes(groups)
+    return {
+        token.pk: indexes[
+            ("agent", token.agent_id) if token.agent_id else ("workspace", token.workspace_id)
+        ]
+        for token in tokens
+    }
 
 
-def _index(rows) -> Index:
+def _indexes(groups: dict) -> dict:
+    """An Index for each group of (skill, revision, override) rows, in the rows' order."""
+    every = [row for rows in groups.values() for row in rows]
     files: dict[int, list[ArchiveFile]] = {}
-    revision_ids = {revision.pk for skill, revision, _ in rows if skill.advertised}
+    revision_ids = {revision.pk for skill, revision, _ in every if skill.advertised}
     if revision_ids:
         found = (
             RevisionFile.objects.filter(revision_id__in=revision_ids)
@@ -131,31 +145,32 @@ def _index(rows) -> Index:
         )
         for revision_id, path, sha256, size, executable in found:
             files.setdefault(revision_id, []).append(ArchiveFile(path, sha256, size, executable))
-    entries = []
-    for skill, revision, override in rows:
-        entry = Entry(
-            skill_id=skill.pk,
-            slug=skill.slug,
-            revision_id=revision.pk,
-            revision_number=revision.number,
-            override_id=override.pk if override else None,
-            content=None,
-        )
-        entries.append(entry)
-        if not skill.advertised:
-            entry.refusal = NOT_ADVERTISED
-            continue
-        entry.content = SkillContent(
-            slug=skill.slug,
-            description=revision.short_description,
-            skill_md=revision_skill_md_of(
-                skill.slug, revision, override.body if override else None
-            ),
-            files=files.get(revision.pk, []),
-        )
-        entry.refusal = entry.content.refusal()
-    served = [entry for entry in entries if entry.served]
+    indexes = {key: Index([_entry(row, files) for row in rows]) for key, rows in groups.items()}
+    served = [entry for index in indexes.values() for entry in index.served]
     digests = digests_of([entry.content for entry in served])
     for entry in served:
         entry.digest = digests[entry.content.content_key]
-    return Index(entries)
+    return indexes
+
+
+def _entry(row, files) -> Entry:
+    skill, revision, override = row
+    entry = Entry(
+        skill_id=skill.pk,
+        slug=skill.slug,
+        revision_id=revision.pk,
+        revision_number=revision.number,
+        override_id=override.pk if override else None,
+        content=None,
+    )
+    if not skill.advertised:
+        entry.refusal = NOT_ADVERTISED
+        return entry
+    entry.content = SkillContent(
+        slug=skill.slug,
+        description=revision.short_description,
+        skill_md=revision_skill_md_of(skill.slug, revision, override.body if override else None),
+        files=files.get(revision.pk, []),
+    )
+    entry.refusal = entry.content.refusal()
+    return entry

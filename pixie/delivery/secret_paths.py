@@ -16,8 +16,12 @@ _DELIVERY = re.compile(r"^/deliver/([^/]*)(.*)\Z", re.DOTALL)
 _ENVIRON_PATHS = ("PATH_INFO", "REQUEST_URI", "RAW_URI")
 
 
+# The same segment anywhere in a path that carries a prefix before it (SCRIPT_NAME).
+_SEGMENT = re.compile(r"/deliver/[^/]*")
+
+
 def hide_secret(path: str) -> str:
-    return _DELIVERY.sub(lambda m: f"{PREFIX}{HIDDEN}{m[2]}", path, count=1)
+    return _SEGMENT.sub(f"{PREFIX}{HIDDEN}", path, count=1)
 
 
 class DeliverySecretMiddleware:

@@ -18,6 +18,7 @@ import re
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.http import parse_etags
+from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import get_usage
 
 from pixie.core.web.addresses import client_address
@@ -56,13 +57,13 @@ def _private(response: HttpResponse, cache: str = "no-cache") -> HttpResponse:
     return response
 
 
-def _wrong_tokens(request, *, increment: bool) -> bool:
-    """Whether this address has sent too many wrong tokens lately (counting this one when
-    ``increment``). A cache that is down lets requests through: a valid token is checked
-    in the database either way."""
+def _wrong_tokens(request, *, increment: bool) -> int:
+    """Seconds this address is to wait, having sent too many wrong tokens lately (0: it
+    need not; counting this request when ``increment``). A cache that is down lets
+    requests through: a valid token is checked in the database either way."""
     rate = settings.PIXIE_DELIVERY_WRONG_TOKEN_RATE
     if not rate:
-        return False
+        return 0
     address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
     try:
         usage = get_usage(
@@ -73,18 +74,30 @@ def _wrong_tokens(request, *, increment: bool) -> bool:
             increment=increment,
         )
     except Exception:  # noqa: BLE001 (the cache is down: the database still decides)
-        return False
-    return bool(usage and usage["should_limit"])
+        return 0
+    if not usage:
+        return 0
+    # django-ratelimit's should_limit (count > limit) is for a count that includes the
+    # request being checked; checked before counting (increment=False), as deliver()
+    # does, it would let one wrong token more than the rate through. Limited once
+    # ``limit`` wrong tokens are counted, as pixie.login_throttle does.
+    over = usage["should_limit"] if increment else usage["count"] >= usage["limit"]
+    # The counter's window says when the address may try again.
+    return max(1, int(usage["time_left"])) if over else 0
 
 
+# Exempt from CSRF: the token in the path is the only credential (no session, no cookie),
+# so there is nothing for a cross-site request to borrow; CsrfViewMiddleware would
+# otherwise answer a POST 403 with its HTML page before this view gives the 405 below.
+@csrf_exempt
 def deliver(request, rest: str = ""):
     if request.method not in ("GET", "HEAD"):
         response = _text(405, "Delivery URLs are read with GET.\n")
         response["Allow"] = "GET, HEAD"
         return response
-    if _wrong_tokens(request, increment=False):
+    if wait := _wrong_tokens(request, increment=False):
         response = _text(429, "Too many requests with unknown delivery URLs from here.\n")
-        response["Retry-After"] = "600"
+        response["Retry-After"] = str(wait)
         return response
     token = token_for_secret(getattr(request, "delivery_secret", ""))
     if token is None:

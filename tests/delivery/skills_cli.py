@@ -4,7 +4,8 @@ Codex, Cursor and the rest.
 
 ``npm ci --omit=optional`` at the repository's root installs both (scripts/test does when
 npm exists; .ci/run always). Without them the tests that need the client skip, saying why;
-under CI=true they fail instead."""
+under CI=true, or
+PIXIE_REQUIRE_CLIENTS=1 as .ci/run sets, they fail instead."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def require_cli() -> None:
         f"the skills CLI is not installed ({CLI.relative_to(ROOT)}): run `npm ci --omit=optional` "
         "at the repository's root (needs npm)"
     )
-    if os.environ.get("CI") == "true":
+    if os.environ.get("CI") == "true" or os.environ.get("PIXIE_REQUIRE_CLIENTS") == "1":
         pytest.fail(message)
     pytest.skip(message)
 

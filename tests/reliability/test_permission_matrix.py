@@ -157,6 +157,7 @@ ADMIN_NAMED = {
     "pixie_workspace_members": "workspace_page",
     "pixie_workspace_policy": "workspace_page",
     "pixie_workspace_install": "workspace_page",
+    "pixie_workspace_delivery": "workspace_page",
     "agents_agent_new": "any_staff",
     "agents_agent_edit": "workspace_page",
     "pixie_my_tokens": "any_staff",
@@ -304,6 +305,8 @@ API_OWNER = {**API_READ, "member": 403, "owner": OK}
 # History reads (revisions, comparisons, the workspace's history): auditors' and
 # operators' too (superusers are operators).
 API_HISTORY = {**API_READ, "auditor": 200, "operator": 200, "superuser": 200}
+# Reads auditors make of every workspace (delivery's tokens and clients); operators do not.
+API_AUDITOR_READ = {**API_READ, "auditor": 200}
 API_MEMBER_WRITE = {**API_READ, "member": OK, "owner": OK}
 # The catalog is what a workspace sees: a staff login of no workspace, not an operator,
 # lists nothing and reads nothing.
@@ -403,6 +406,15 @@ API_ROWS = {
     "invitation-detail": [("delete", API_OWNER, None)],
     "member-detail": [("patch", API_OWNER, {"role": "owner"}), ("delete", API_OWNER, None)],
     "workspace-token-list": [("get", API_OWNER, None)],
+    # Delivery (pixie.delivery): members and auditors read tokens and clients; owners make,
+    # rotate and revoke tokens; operators have nothing inside a workspace.
+    "delivery-token-list": [
+        ("get", API_AUDITOR_READ, None),
+        ("post", API_OWNER, {"name": "Front desk laptops", "agent": "collections"}),
+    ],
+    "delivery-token-detail": [("delete", API_OWNER, None)],
+    "delivery-token-rotate": [("post", API_OWNER, None)],
+    "delivery-client-list": [("get", API_AUDITOR_READ, None)],
     "workspace-token-detail": [("delete", API_OWNER, None)],
     # A person's own tokens: anyone signed in lists and makes theirs; the world's token
     # (filled in) is the member's, which only they revoke here.
@@ -599,6 +611,7 @@ ADMIN_POSTS = [
     ("pixie_workspace_members", {"action": "remove", "username": "mia"}),
     ("pixie_workspace_policy", POLICY_FORM),
     ("pixie_workspace_install", {"bundle": "accounts-receivable", "version": "2.1.0"}),
+    ("pixie_workspace_delivery", {"action": "make", "name": "Robot"}),
     ("egress_credentialrequirement_confirm", {"back": "home"}),
     ("agents_agent_new", {"name": "New", "slug": "new-agent"}),
     ("agents_agent_edit", {"name": "Renamed"}),
@@ -716,6 +729,7 @@ ACTING_PAGES = {
     "pixie_workspace_members": {"action": "remove", "username": "mia"},
     "pixie_workspace_policy": POLICY_FORM,
     "pixie_workspace_install": {"bundle": "accounts-receivable", "version": "2.1.0"},
+    "pixie_workspace_delivery": {"action": "make", "name": "Taken over"},
     "agents_agent_edit": {"name": "Taken over", "system_prompt": "x"},
 }
 

@@ -83,7 +83,7 @@ def fill(route: str, name: str, world) -> str | None:
     if "/turns/" in route:
         values["pk"] = ids["turn"]
     if "/tokens/" in route:
-        values["pk"] = ids["api_token"]
+        values["pk"] = ids["delivery_token" if "/delivery/" in route else "api_token"]
     if "/invitations/" in route:
         values["pk"] = ids["invitation"]
     if "/members/" in route:

@@ -18,6 +18,7 @@ from pixie.core.models import AuditEntry, LoginLockout, Membership, Notification
 from pixie.core.people.invitations import invitation_make
 from pixie.core.people.permissions import AUDITORS_GROUP, OPERATORS_GROUP
 from pixie.core.people.tokens import token_create
+from pixie.delivery.tokens import delivery_token_create
 from pixie.installer.plans import plan_create
 from pixie.sharing import services as sharing
 from pixie.sharing.dispatch import message_dispatch
@@ -108,6 +109,10 @@ def build_world(demo_catalog, capture) -> World:
     api_token, _ = token_create(
         user=users["member"], actor=users["member"], name="Laptop", workspace=acme
     )
+    # A delivery token of acme's collections agent (pixie.delivery), and its secret.
+    delivery, delivery_secret = delivery_token_create(
+        workspace=acme, actor=owner, name="Collections laptops", agent=agent
+    )
     # An invitation waiting, whose link everyone may open (pixie.invitation_page).
     invited = invitation_make(workspace=acme, actor=owner, email="new@example.com", role="member")
     # An account locked out of the login (the lockouts' pages read it).
@@ -131,6 +136,8 @@ def build_world(demo_catalog, capture) -> World:
         "turn": turn.pk,
         "plan": plan.pk,
         "api_token": api_token.pk,
+        "delivery_token": delivery.pk,
+        "delivery_secret": delivery_secret,
         "invitation": invited.invitation.pk,
         "invitation_secret": invited.link.rstrip("/").rsplit("/", 1)[1],
         "skill": chase.pk,

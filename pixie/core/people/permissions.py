@@ -61,6 +61,22 @@ def workspace_for_history_reader(
     return workspace, None
 
 
+def workspace_for_auditor(
+    *, user, slug: str, limited_to: int | None = None
+) -> tuple[Workspace, str | None]:
+    """For the reads auditors make of every workspace (their role: None): its members, and
+    auditors through a token not limited to a workspace. Anyone else gets 404."""
+    try:
+        return workspace_for_member(user=user, slug=slug)
+    except Http404:
+        if limited_to is not None or not is_auditor(user):
+            raise
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is None:
+        raise Http404("No such workspace.")
+    return workspace, None
+
+
 # Reading a workspace's data is every member's; writing it is its owners'.
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 

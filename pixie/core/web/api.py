@@ -29,6 +29,7 @@ from pixie.core.people.permissions import (
     may_act,
     owner_refusal_words,
     token_workspace_id,
+    workspace_for_auditor,
     workspace_for_history_reader,
     workspace_for_member,
 )
@@ -151,6 +152,9 @@ class InWorkspace:
     # auditors' and operators' too, for GET only, and not through a token limited to the
     # workspace (pixie.core.people.permissions.workspace_for_history_reader).
     history_read = False
+    # Reads auditors make of every workspace (delivery's tokens and clients), GET only and
+    # not through a token limited to a workspace; operators, who are not, read nothing here.
+    audit_read = False
     # The writes a member who is not an owner may make here (the services' rule): every
     # other write of a workspace is its owners'. The browsable API offers its forms by it.
     member_writes: frozenset[str] = frozenset()
@@ -178,6 +182,10 @@ class InWorkspace:
             user, slug = self.request.user, self.kwargs["workspace"]
             if self.history_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
                 found = workspace_for_history_reader(
+                    user=user, slug=slug, limited_to=token_workspace_id(self.request)
+                )
+            elif self.audit_read and self.request.method in ("GET", "HEAD", "OPTIONS"):
+                found = workspace_for_auditor(
                     user=user, slug=slug, limited_to=token_workspace_id(self.request)
                 )
             else:
