@@ -183,3 +183,22 @@ def test_clients_not_seen_for_the_kept_days_are_forgotten_by_the_periodic_task(
     DeliveryClient.objects.filter(network="198.51.100.0/24").update(last_seen=old)
     assert forget_old_clients.delay().get() == 1
     assert list(DeliveryClient.objects.values_list("network", flat=True)) == ["192.0.2.0/24"]
+
+
+def test_an_agents_page_marks_an_unadvertised_skill_as_not_delivered(
+    acme, owner, member, agents, demo_catalog, django_capture_on_commit_callbacks
+):
+    from catalog.models import WorkspaceSkill
+    from catalog.services.workspace_skills import skill_set_advertised
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks,
+            agents=[agents[0]])  # fmt: skip
+    chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
+    skill_set_advertised(skill=chase, advertised=False, actor=owner)
+    url = reverse("admin:agents_agent_skills", args=[agents[0].pk])
+    page = admin_for(member).get(url).content.decode()
+    row = page.split("@invoice-chase", 1)[1].split("</tr>", 1)[0]
+    assert "not delivered: not advertised" in row
+    assert page.count("not delivered: not advertised") == 1
+    change = admin_for(member).get(reverse("admin:agents_agent_change", args=[agents[0].pk]))
+    assert f'{page_url(acme, agents[0])}">Delivery</a>' in change.content.decode()

@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from agents.models import Agent
 from catalog.models import BundleVersion, Plan
+from pixie.delivery.selectors import delivery_overview
 from pixie.delivery.tokens import delivery_token_create, delivery_token_revoke
 from pixie.installer.plans import plan_approve, plan_create
 from tests.catalog.skill_folders import bundle_folder, ledger_lookup_skill, tree
@@ -90,9 +91,12 @@ def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(live_serve
     # An upgrade that changes one skill: `skills update` reinstalls that one only.
     second = publish(sources, "1.1.0", lookup_line="Quote the account number back.\n")
     installation = acme.installations.get()
-    apply(acme, owner, Plan.Kind.UPGRADE, second)
+    upgrade = apply(acme, owner, Plan.Kind.UPGRADE, second)
     installation.refresh_from_db()
     assert installation.bundle_version == second
+    # Delivery's page sees who is behind before anyone updates: the desk machine only.
+    behind = [b.words for b in delivery_overview(acme).behind]
+    assert behind == [f"@ledger-lookup: 1 client behind since plan #{upgrade.pk} upgraded to 1.1.0"]
     export_before = (desk_project / ".agents/skills/ledger-export/SKILL.md").stat().st_mtime_ns
     updated = cli.run("update", "-y", cwd=desk_project)
     assert updated.status == 0, updated.output
@@ -102,6 +106,12 @@ def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(live_serve
     assert (desk_project / ".agents/skills/ledger-export/SKILL.md").stat().st_mtime_ns == (
         export_before
     )
+    overview = delivery_overview(acme)
+    assert overview.behind == []
+    [desk_client] = [row for row in overview.clients if row.token.name == "Desk laptops"]
+    assert desk_client.client.user_agent  # whatever the client sends, kept as it came
+    lookup = next(h for h in desk_client.holdings if h.slug == "ledger-lookup")
+    assert lookup.current and lookup.revision == 2 and lookup.from_update
     # The pinned agent's index did not move: nothing to update there.
     audit_before = installed(audit_project, "ledger-lookup")
     updated = cli.run("update", "-y", cwd=audit_project)
