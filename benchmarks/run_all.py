@@ -29,6 +29,7 @@ STEPS = [
     ("audit_log.py", []),
     ("admin_pages.py", []),
     ("load.py", ["--ratio"]),
+    ("delivery.py", []),
     ("profiles.py", []),
     ("explain.py", []),
 ]

@@ -61,8 +61,11 @@ def fresh_rate_limits(settings):
     of its own, whose counters expire by themselves)."""
     import uuid
 
+    from pixie.delivery.views import LIMITED
+
     ratelimit = {**settings.CACHES["ratelimit"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
     settings.CACHES = {**settings.CACHES, "ratelimit": ratelimit}
+    LIMITED.clear()  # what this process learnt of the counters it no longer reads
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ archive fetched just after one came from ``skills update``."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from pixie.core.web.addresses import client_address, network_of
 
+from .memo import Memo
 from .models import ClientFetch, DeliveryClient
 
 SEEN_EVERY = timedelta(minutes=1)
@@ -24,12 +26,29 @@ UPDATE_WINDOW = timedelta(minutes=2)
 MAX_CLIENTS_A_TOKEN = 500
 OVERFLOW = ("(more clients than Pixie keeps apart)", "various")
 USER_AGENT_MAX = 200
+# What this process recorded lately: (what, token, user agent, network[, digest]) -> when.
+RECORDED = Memo(entries=10_000)
+
+
+def _who(token, request) -> tuple[str, str]:
+    user_agent = (request.headers.get("User-Agent") or "")[:USER_AGENT_MAX]
+    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
+    return user_agent, network_of(address)
+
+
+def _recently(*key) -> bool:
+    """Whether this process recorded ``key`` less than SEEN_EVERY ago (and note it now if
+    not): a client reading again within a minute costs no write."""
+    now = time.monotonic()
+    last = RECORDED.get(key)
+    if last is not None and now - last < SEEN_EVERY.total_seconds():
+        return True
+    RECORDED.put(key, now)
+    return False
 
 
 def client_for(token, request) -> DeliveryClient:
-    user_agent = (request.headers.get("User-Agent") or "")[:USER_AGENT_MAX]
-    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
-    network = network_of(address)
+    user_agent, network = _who(token, request)
     now = timezone.now()
     client = DeliveryClient.objects.filter(
         token=token, user_agent=user_agent, network=network
@@ -49,18 +68,23 @@ def client_for(token, request) -> DeliveryClient:
 
 
 def record_index_read(token, request) -> None:
+    update_check = request.headers.get("X-Skills-Update-Check") == "1"
+    if not update_check and _recently("read", token.key_hash, *_who(token, request)):
+        return
     client = client_for(token, request)
     now = timezone.now()
     changes = {}
     if now - client.last_seen > SEEN_EVERY:
         changes["last_seen"] = now
-    if request.headers.get("X-Skills-Update-Check") == "1":
+    if update_check:
         changes["last_update_check"] = now
     if changes:
         DeliveryClient.objects.filter(pk=client.pk).update(**changes)
 
 
 def record_fetch(token, request, entry) -> None:
+    if _recently("fetch", token.key_hash, *_who(token, request), entry.digest):
+        return
     client = client_for(token, request)
     now = timezone.now()
     checked = client.last_update_check

@@ -10,14 +10,18 @@ is left out and listed with the reason, for the pages.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
+
+from django.db import connection
 
 from agents.models import AgentSkill
 from catalog.models import RevisionFile, WorkspaceSkill
 from catalog.skill_files_display import revision_skill_md_of
 
 from .archives import ArchiveFile, SkillContent, digests_of
+from .models import DeliveryToken
 
 SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 NOT_ADVERTISED = "not advertised (promote it to deliver it)"
@@ -78,11 +82,42 @@ class Index:
     def body(self, archive_prefix: str) -> bytes:
         return json.dumps(self.document(archive_prefix), indent=1, ensure_ascii=False).encode()
 
-    def find(self, slug: str, digest: str) -> Entry | None:
-        for entry in self.served:
-            if entry.slug == slug and entry.digest == digest:
-                return entry
-        return None
+
+# The rows a token's index is computed from, as text: an agent's attachments and their
+# skills, or the workspace's skills. Revisions, overrides and files never change once
+# written, so their ids say all of them: two reads with the same state serve the same
+# index (views.served keeps it by this). The rows come in no promised order: another
+# order costs a miss there, never a wrong answer.
+_AGENT_ROW = ("a.id", "a.position", "a.enabled", "a.pinned_revision_id", "a.override_id",
+              "s.id", "s.slug", "s.head_id", "s.advertised", "s.archived_at")  # fmt: skip
+_SKILL_ROW = ("s.id", "s.slug", "s.head_id", "s.advertised", "s.archived_at")
+_JOINED = {"postgresql": "string_agg({row}, '|')", "sqlite": "group_concat({row}, '|')"}
+
+
+def _row(columns) -> str:
+    return " || ':' || ".join(f"COALESCE(CAST({c} AS TEXT), '')" for c in columns)
+
+
+@functools.cache
+def _token_with_state(vendor: str) -> str:
+    joined = _JOINED[vendor]
+    tokens = DeliveryToken._meta.db_table
+    attachments, skills = AgentSkill._meta.db_table, WorkspaceSkill._meta.db_table
+    # Table names from the models; the key hash is a parameter.
+    return (
+        f"SELECT t.id, t.workspace_id, t.agent_id, t.key_hash, t.last_used_at, "  # noqa: S608
+        f"CASE WHEN t.agent_id IS NULL THEN "
+        f"(SELECT {joined.format(row=_row(_SKILL_ROW))} FROM {skills} s "
+        f"WHERE s.workspace_id = t.workspace_id) "
+        f"ELSE (SELECT {joined.format(row=_row(_AGENT_ROW))} FROM {attachments} a "
+        f"JOIN {skills} s ON s.id = a.skill_id WHERE a.agent_id = t.agent_id) "
+        f"END AS state FROM {tokens} t WHERE t.key_hash = %s AND t.revoked_at IS NULL"
+    )
+
+
+def token_with_state_sql() -> str:
+    """The statement that reads a live token by its key hash, with its index's state."""
+    return _token_with_state(connection.vendor)
 
 
 def token_index(token) -> Index:

@@ -13,10 +13,15 @@ ones is refused for a while (django-ratelimit, in the "ratelimit" cache)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
-from django.http import HttpResponse, HttpResponseNotModified
+from django.http import FileResponse, HttpResponse, HttpResponseNotModified
 from django.utils.http import parse_etags
 from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import get_usage
@@ -25,6 +30,7 @@ from pixie.core.web.addresses import client_address
 
 from .clients import record_fetch, record_index_read
 from .index import token_index
+from .memo import Memo
 from .models import SkillArchive
 from .tokens import token_for_secret
 
@@ -57,33 +63,50 @@ def _private(response: HttpResponse, cache: str = "no-cache") -> HttpResponse:
     return response
 
 
-def _wrong_tokens(request, *, increment: bool) -> int:
-    """Seconds this address is to wait, having sent too many wrong tokens lately (0: it
-    need not; counting this request when ``increment``). A cache that is down lets
-    requests through: a valid token is checked in the database either way."""
+# Addresses that used up their wrong tokens, each until its window ends (time.monotonic):
+# refused here before any query. The count itself is django-ratelimit's, shared by every
+# process (Redis when there is one); a request with a valid token costs it nothing.
+LIMITED = Memo(entries=10_000)
+
+
+def _waiting(address: str) -> int:
+    """Seconds ``address`` is still to wait (0: none), as this process knows it."""
+    until = LIMITED.get(address)
+    return max(1, int(until - time.monotonic()) + 1) if until else 0
+
+
+def _count_wrong(request, address: str) -> int:
+    """Count a wrong token from ``address``; the seconds it is now to wait (0: none).
+
+    Limited once the rate's count of wrong tokens is reached, this one included (the
+    answer to this one stays a 404). Another process learns of it at that address's next
+    wrong token; in the meantime it may serve a valid one, which tells a guesser nothing
+    a 256-bit token lets them use. A cache that is down counts nothing: the database still
+    decides every token."""
     rate = settings.PIXIE_DELIVERY_WRONG_TOKEN_RATE
     if not rate:
         return 0
-    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
     try:
         usage = get_usage(
             request,
             group=WRONG_TOKEN_GROUP,
             key=lambda _group, _request: address,
             rate=rate,
-            increment=increment,
+            increment=True,
         )
-    except Exception:  # noqa: BLE001 (the cache is down: the database still decides)
+    except Exception:  # noqa: BLE001 (the cache is down)
         return 0
-    if not usage:
+    if not usage or usage["count"] < usage["limit"]:
         return 0
-    # django-ratelimit's should_limit (count > limit) is for a count that includes the
-    # request being checked; checked before counting (increment=False), as deliver()
-    # does, it would let one wrong token more than the rate through. Limited once
-    # ``limit`` wrong tokens are counted, as pixie.login_throttle does.
-    over = usage["should_limit"] if increment else usage["count"] >= usage["limit"]
-    # The counter's window says when the address may try again.
-    return max(1, int(usage["time_left"])) if over else 0
+    wait = max(1, int(usage["time_left"]))
+    LIMITED.put(address, time.monotonic() + wait)
+    return wait
+
+
+def _too_many(wait: int) -> HttpResponse:
+    response = _text(429, "Too many requests with unknown delivery URLs from here.\n")
+    response["Retry-After"] = str(wait)
+    return response
 
 
 # Exempt from CSRF: the token in the path is the only credential (no session, no cookie),
@@ -95,13 +118,12 @@ def deliver(request, rest: str = ""):
         response = _text(405, "Delivery URLs are read with GET.\n")
         response["Allow"] = "GET, HEAD"
         return response
-    if wait := _wrong_tokens(request, increment=False):
-        response = _text(429, "Too many requests with unknown delivery URLs from here.\n")
-        response["Retry-After"] = str(wait)
-        return response
+    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
+    if wait := _waiting(address):
+        return _too_many(wait)
     token = token_for_secret(getattr(request, "delivery_secret", ""))
     if token is None:
-        _wrong_tokens(request, increment=True)
+        _count_wrong(request, address)
         return _text(404, NOT_HERE)
     rest = rest.lstrip("/")
     if rest == "":
@@ -114,20 +136,47 @@ def deliver(request, rest: str = ""):
     return _text(404, "No such file under this delivery URL.\n")
 
 
+@dataclass(frozen=True)
+class Served:
+    """A token's index as served: its body, its ETag, and its entries by archive."""
+
+    body: bytes
+    etag: str
+    archives: dict  # (slug, digest) -> Entry
+
+
+# Each web process keeps the indexes it served (memo.py), by their token and the state of
+# the rows they came from.
+INDEXES = Memo(entries=256)
+
+
+def served(token) -> Served:
+    key = (token.key_hash, hashlib.sha256((token.state or "").encode()).hexdigest())
+    found = INDEXES.get(key)
+    if found is None:
+        index = token_index(token)
+        body = index.body(ARCHIVE_PREFIX)
+        found = Served(
+            body=body,
+            etag=f'"{hashlib.sha256(body).hexdigest()[:32]}"',
+            archives={(entry.slug, entry.digest): entry for entry in index.served},
+        )
+        INDEXES.put(key, found)
+    return found
+
+
 def _index(request, token):
-    index = token_index(token)
-    body = index.body(ARCHIVE_PREFIX)
-    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    index = served(token)
     record_index_read(token, request)
-    if etag in parse_etags(request.headers.get("If-None-Match", "")):
-        return _private(_not_modified(etag))
-    response = HttpResponse(body, content_type="application/json")
-    response["ETag"] = etag
+    if index.etag in parse_etags(request.headers.get("If-None-Match", "")):
+        return _private(_not_modified(index.etag))
+    response = HttpResponse(index.body, content_type="application/json")
+    response["ETag"] = index.etag
     return _private(response)
 
 
 def _archive(request, token, *, slug: str, digest: str):
-    entry = token_index(token).find(slug, digest)
+    entry = served(token).archives.get((slug, digest))
     if entry is None:
         return _text(
             404,
@@ -138,15 +187,34 @@ def _archive(request, token, *, slug: str, digest: str):
     record_fetch(token, request, entry)
     if etag in parse_etags(request.headers.get("If-None-Match", "")):
         return _private(_not_modified(etag), "max-age=86400, immutable")
-    content = (
-        SkillArchive.objects.filter(content_key=entry.content.content_key)
-        .values_list("content", flat=True)
-        .first()
+    response = FileResponse(
+        archive_file(entry).open("rb"),
+        content_type="application/zip",
+        as_attachment=True,
+        filename=f"{slug}.zip",
     )
-    response = HttpResponse(bytes(content), content_type="application/zip")
     response["ETag"] = etag
-    response["Content-Disposition"] = f'attachment; filename="{slug}.zip"'
     return _private(response, "max-age=86400, immutable")
+
+
+def archive_file(entry) -> Path:
+    """The archive as a file under DATA_DIR/delivery/, named by its digest: written once
+    from the database, then served as a file (gunicorn hands it to the kernel's sendfile,
+    with no copy through Python). Written beside its name, then renamed: a reader never
+    sees half of one."""
+    folder = Path(settings.DATA_DIR) / "delivery"
+    path = folder / f"{entry.digest}.zip"
+    if not path.exists():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        content = (
+            SkillArchive.objects.filter(content_key=entry.content.content_key)
+            .values_list("content", flat=True)
+            .get()
+        )
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as part:
+            part.write(content)
+        os.replace(part.name, path)
+    return path
 
 
 def _not_modified(etag: str) -> HttpResponse:
