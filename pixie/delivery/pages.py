@@ -71,14 +71,17 @@ class DeliveryPages:
         if request.method == "POST" and not is_owner:
             messages.error(request, self.owner_refusal(request, workspace))
         elif request.method == "POST":
+            making = request.POST.get("action") == "make"
+            if making:  # what the owner typed stays in the form, whatever is refused
+                form = TokenForm(request.POST, workspace=workspace)
             try:
-                done = self._delivery_action(request, workspace, shown)
+                self._delivery_action(request, workspace, shown, form)
             except PixieError as exc:
-                self.report(request, exc, form if request.POST.get("action") == "make" else None)
+                self.report(request, exc, form if making else None)
             else:
-                if done == "form":
-                    form = shown.pop("form")
-                elif not (shown["made"] or shown["confirm_revoke"]):
+                if shown["made"]:
+                    form = TokenForm(workspace=workspace, initial=form.initial)
+                elif not shown["confirm_revoke"] and not (making and form.errors):
                     return redirect(request.get_full_path())
         overview = delivery_overview(workspace, agent=agent)
         here = reverse("admin:pixie_workspace_delivery", args=[workspace.pk])
@@ -101,14 +104,14 @@ class DeliveryPages:
         response["Cache-Control"] = "no-store"  # a token's URL may be on it, once
         return response
 
-    def _delivery_action(self, request, workspace, shown) -> str:
+    def _delivery_action(self, request, workspace, shown, form) -> None:
+        """Make, rotate or revoke (after its confirmation), filling ``shown`` with what the
+        page shows once; a refusal raises."""
         posted, actor = request.POST, request.user
         action = posted.get("action", "")
         if action == "make":
-            form = TokenForm(posted, workspace=workspace)
-            if not form.is_valid():
-                shown["form"] = form
-                return "form"
+            if not form.is_valid():  # its fields say what is wrong
+                return
             agent = None
             if form.cleaned_data["delivers"]:
                 agent = Agent.objects.filter(
@@ -120,7 +123,7 @@ class DeliveryPages:
                 workspace=workspace, actor=actor, name=form.cleaned_data["name"], agent=agent
             )
             shown.update(made=token, url=delivery_url(site_url_for(request), secret))
-            return "made"
+            return
         token = DeliveryToken.objects.filter(
             workspace=workspace, revoked_at=None, pk=whole_number(posted.get("token"))
         ).first()
@@ -129,10 +132,10 @@ class DeliveryPages:
         if action == "rotate":
             token, secret = delivery_token_rotate(token=token, actor=actor)
             shown.update(made=token, url=delivery_url(site_url_for(request), secret))
-            return "made"
+            return
         if action == "revoke" and posted.get("confirmed") != "yes":
             shown["confirm_revoke"] = token
-            return "confirm"
+            return
         if action == "revoke":
             delivery_token_revoke(token=token, actor=actor)
             messages.success(
@@ -140,5 +143,5 @@ class DeliveryPages:
                 f"Revoked the delivery token {token.name!r}: its URL answers 404 from the next "
                 "request, and its clients keep what they have.",
             )
-            return "revoked"
+            return
         raise ValidationFailed(f"Unknown action {action[:20]!r}")

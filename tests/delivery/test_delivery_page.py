@@ -202,3 +202,16 @@ def test_an_agents_page_marks_an_unadvertised_skill_as_not_delivered(
     assert page.count("not delivered: not advertised") == 1
     change = admin_for(member).get(reverse("admin:agents_agent_change", args=[agents[0].pk]))
     assert f'{page_url(acme, agents[0])}">Delivery</a>' in change.content.decode()
+
+
+def test_a_refused_name_keeps_what_the_owner_typed_and_makes_nothing(acme, owner, agents):
+    browser = admin_for(owner)
+    refused = browser.post(page_url(acme), {"action": "make", "name": "x" * 81, "delivers": ""})
+    page = refused.content.decode()
+    assert refused.status_code == 200 and "x" * 81 in page
+    assert "Ensure this value has at most 80 characters" in page
+    blank = browser.post(page_url(acme), {"action": "make", "name": "  ", "delivers": ""})
+    assert "This field is required." in blank.content.decode() or "give the token a name" in (
+        blank.content.decode()
+    )
+    assert DeliveryToken.objects.count() == 0

@@ -121,6 +121,9 @@ def test_importing_the_same_share_again_changes_nothing(
     browser = browser_for(bob)
     review_url = reverse("admin:pixie_message_review", args=[_inbox_pk(beta)])
     review = browser.get(review_url)
+    # Imported skills stay off the planner's menu and out of delivery until promoted.
+    assert "not delivered to agent clients, until you promote them: promoting a skill also " \
+        "delivers it" in text_of(review)
     submit(browser, review, reverse("admin:pixie_message_import", args=[_inbox_pk(beta)]))
     before = sorted(WorkspaceSkill.objects.filter(workspace=beta).values_list("slug", "head_id"))
 
