@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import skills_ref
 from django.core.management import call_command
 
 from agents.models import Agent
@@ -75,6 +76,11 @@ def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(live_serve
     assert added.status == 0, added.output
     for name in ("ledger-lookup", "ledger-export"):
         assert installed(desk_project, name) == published(sources, "1.0.0", name), name
+        # The Agent Skills reference validator says of the installed folder what it said
+        # of the published one.
+        assert skills_ref.validate(desk_project / ".agents" / "skills" / name) == (
+            skills_ref.validate(sources / "1.0.0" / "skills" / name)
+        )
         claude = desk_project / ".claude" / "skills" / name
         assert (claude / "SKILL.md").read_bytes() == (
             desk_project / ".agents" / "skills" / name / "SKILL.md"
