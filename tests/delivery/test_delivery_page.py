@@ -215,3 +215,23 @@ def test_a_refused_name_keeps_what_the_owner_typed_and_makes_nothing(acme, owner
         blank.content.decode()
     )
     assert DeliveryToken.objects.count() == 0
+
+
+def test_a_client_still_running_a_yanked_version_is_marked(
+    acme, owner, agents, demo_catalog, django_capture_on_commit_callbacks, operator
+):
+    from catalog.services.publishing import bundle_version_yank
+
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks,
+            agents=[agents[0]])  # fmt: skip
+    browser = admin_for(owner)
+    made = browser.post(page_url(acme), {"action": "make", "name": "Desk", "delivers": ""})
+    fetch_all(browser, URL_SHOWN.search(made.content.decode())[1])
+    bundle_version_yank(bundle_version=demo_catalog["2.1.0"], actor=operator,
+                        reason="Chases too early")  # fmt: skip
+    page = browser.get(page_url(acme)).content.decode()
+    # invoice-chase changed in 2.2.0: its 2.1.0 text is in no version that is not yanked;
+    # the other three skills are the same versions in 2.2.0, which is not.
+    assert page.count("yanked 2.1.0") == 1
+    holds = page.split("@invoice-chase r1", 1)[1].split("</li>", 1)[0]
+    assert '<span class="pill yanked">yanked 2.1.0</span>' in holds
