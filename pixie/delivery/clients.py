@@ -83,8 +83,18 @@ def record_index_read(token, request) -> None:
 
 
 def record_fetch(token, request, entry) -> None:
-    if _recently("fetch", token.key_hash, *_who(token, request), entry.digest):
-        return
+    """A skill's archive fetched (the skills CLI)."""
+    if not _recently("fetch", token.key_hash, *_who(token, request), entry.digest):
+        _record(token, request, [entry])
+
+
+def record_plugin_fetch(token, request, plugin) -> None:
+    """A Claude Code plugin's archive fetched: the client now holds each of its skills."""
+    if not _recently("plugin", token.key_hash, *_who(token, request), plugin.digest):
+        _record(token, request, plugin.skills)
+
+
+def _record(token, request, entries) -> None:
     client = client_for(token, request)
     now = timezone.now()
     checked = client.last_update_check
@@ -101,6 +111,7 @@ def record_fetch(token, request, entry) -> None:
                 last_seen=now,
                 update_check=from_update,
             )
+            for entry in entries
         ],
         update_conflicts=True,
         unique_fields=["client", "digest"],

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from agents.models import AgentSkill
-from catalog.models import RevisionFile, WorkspaceSkill
+from catalog.models import Installation, RevisionFile, WorkspaceSkill
 from catalog.skill_files_display import revision_skill_md_of
 
 from .archives import ArchiveFile, SkillContent, digests_of
@@ -39,6 +39,7 @@ class Entry:
     content: SkillContent | None
     digest: str = ""
     refusal: str = ""
+    installation_id: int | None = None  # the installed bundle that brought the skill
 
     @property
     def served(self) -> bool:
@@ -90,7 +91,10 @@ class Index:
 # order costs a miss there, never a wrong answer.
 _AGENT_ROW = ("a.id", "a.position", "a.enabled", "a.pinned_revision_id", "a.override_id",
               "s.id", "s.slug", "s.head_id", "s.advertised", "s.archived_at")  # fmt: skip
-_SKILL_ROW = ("s.id", "s.slug", "s.head_id", "s.advertised", "s.archived_at")
+_SKILL_ROW = ("s.id", "s.slug", "s.head_id", "s.advertised", "s.archived_at",
+              "s.installation_id")  # fmt: skip
+# A workspace's installations, for its marketplace: each bundle a plugin, at its version.
+_INSTALLATION_ROW = ("i.id", "i.bundle_version_id")
 _JOINED = {"postgresql": "string_agg({row}, '|')", "sqlite": "group_concat({row}, '|')"}
 
 
@@ -103,12 +107,15 @@ def _token_with_state(vendor: str) -> str:
     joined = _JOINED[vendor]
     tokens = DeliveryToken._meta.db_table
     attachments, skills = AgentSkill._meta.db_table, WorkspaceSkill._meta.db_table
+    installations = Installation._meta.db_table
     # Table names from the models; the key hash is a parameter.
     return (
         f"SELECT t.id, t.workspace_id, t.agent_id, t.key_hash, t.last_used_at, "  # noqa: S608
         f"CASE WHEN t.agent_id IS NULL THEN "
-        f"(SELECT {joined.format(row=_row(_SKILL_ROW))} FROM {skills} s "
-        f"WHERE s.workspace_id = t.workspace_id) "
+        f"COALESCE((SELECT {joined.format(row=_row(_SKILL_ROW))} FROM {skills} s "
+        f"WHERE s.workspace_id = t.workspace_id), '') || '#' || "
+        f"COALESCE((SELECT {joined.format(row=_row(_INSTALLATION_ROW))} FROM {installations} i "
+        f"WHERE i.workspace_id = t.workspace_id), '') "
         f"ELSE (SELECT {joined.format(row=_row(_AGENT_ROW))} FROM {attachments} a "
         f"JOIN {skills} s ON s.id = a.skill_id WHERE a.agent_id = t.agent_id) "
         f"END AS state FROM {tokens} t WHERE t.key_hash = %s AND t.revoked_at IS NULL"
@@ -149,15 +156,7 @@ def tokens_indexes(tokens) -> dict[int, Index]:
                 row = (attachment.skill, revision, attachment.override)
                 groups[("agent", attachment.agent_id)].append(row)
     if workspace_ids:
-        skills = (
-            WorkspaceSkill.objects.filter(
-                workspace_id__in=workspace_ids, archived_at__isnull=True, head__isnull=False
-            )
-            .select_related("head__upstream__package")
-            .order_by("slug")
-        )
-        for skill in skills:
-            groups[("workspace", skill.workspace_id)].append((skill, skill.head, None))
+        _add_workspace_rows(groups, workspace_ids)
     indexes = _indexes(groups)
     return {
         token.pk: indexes[
@@ -165,6 +164,26 @@ def tokens_indexes(tokens) -> dict[int, Index]:
         ]
         for token in tokens
     }
+
+
+def workspace_indexes(workspace_ids) -> dict[int, Index]:
+    """Each workspace's index (every advertised skill at its head) by its id."""
+    groups: dict[tuple[str, int], list] = {("workspace", pk): [] for pk in workspace_ids}
+    _add_workspace_rows(groups, workspace_ids)
+    indexes = _indexes(groups)
+    return {pk: indexes[("workspace", pk)] for pk in workspace_ids}
+
+
+def _add_workspace_rows(groups: dict, workspace_ids) -> None:
+    skills = (
+        WorkspaceSkill.objects.filter(
+            workspace_id__in=workspace_ids, archived_at__isnull=True, head__isnull=False
+        )
+        .select_related("head__upstream__package")
+        .order_by("slug")
+    )
+    for skill in skills:
+        groups[("workspace", skill.workspace_id)].append((skill, skill.head, None))
 
 
 def _indexes(groups: dict) -> dict:
@@ -197,6 +216,7 @@ def _entry(row, files) -> Entry:
         revision_number=revision.number,
         override_id=override.pk if override else None,
         content=None,
+        installation_id=skill.installation_id,
     )
     if not skill.advertised:
         entry.refusal = NOT_ADVERTISED

@@ -10,12 +10,15 @@ from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_variables
 
 from agents.models import Agent
 from pixie.core.errors import PixieError, ValidationFailed
 from pixie.core.people.members import site_url_for
 from pixie.core.web.whole_numbers import whole_number
 
+from .marketplace import TOKEN_VARIABLE, managed_settings, workspace_marketplace
 from .models import DeliveryToken
 from .selectors import ONE_CLIENT, delivery_overview
 from .tokens import delivery_token_create, delivery_token_revoke, delivery_token_rotate
@@ -67,7 +70,7 @@ class DeliveryPages:
             agent = Agent.objects.filter(workspace=workspace, pk=asked).first()
         is_owner = self.is_owner(request, workspace)
         form = TokenForm(workspace=workspace, initial={"delivers": str(agent.pk) if agent else ""})
-        shown = {"made": None, "url": "", "confirm_revoke": None}
+        shown = {"made": None, "url": "", "secret": "", "confirm_revoke": None}
         if request.method == "POST" and not is_owner:
             messages.error(request, self.owner_refusal(request, workspace))
         elif request.method == "POST":
@@ -84,6 +87,7 @@ class DeliveryPages:
                 elif not shown["confirm_revoke"] and not (making and form.errors):
                     return redirect(request.get_full_path())
         overview = delivery_overview(workspace, agent=agent)
+        claude = None if agent else _claude_code(request, workspace, overview)
         here = reverse("admin:pixie_workspace_delivery", args=[workspace.pk])
         response = self.render_page(
             request,
@@ -99,11 +103,13 @@ class DeliveryPages:
             form=form,
             one_client=ONE_CLIENT,
             client_days=settings.PIXIE_DELIVERY_CLIENT_DAYS,
+            claude=claude,
             **shown,
         )
         response["Cache-Control"] = "no-store"  # a token's URL may be on it, once
         return response
 
+    @method_decorator(sensitive_variables("secret", "shown"))
     def _delivery_action(self, request, workspace, shown, form) -> None:
         """Make, rotate or revoke (after its confirmation), filling ``shown`` with what the
         page shows once; a refusal raises."""
@@ -122,7 +128,7 @@ class DeliveryPages:
             token, secret = delivery_token_create(
                 workspace=workspace, actor=actor, name=form.cleaned_data["name"], agent=agent
             )
-            shown.update(made=token, url=delivery_url(site_url_for(request), secret))
+            shown.update(made=token, url=delivery_url(site_url_for(request), secret), secret=secret)
             return
         token = DeliveryToken.objects.filter(
             workspace=workspace, revoked_at=None, pk=whole_number(posted.get("token"))
@@ -131,7 +137,7 @@ class DeliveryPages:
             raise ValidationFailed("That delivery token is not this workspace's, or is revoked")
         if action == "rotate":
             token, secret = delivery_token_rotate(token=token, actor=actor)
-            shown.update(made=token, url=delivery_url(site_url_for(request), secret))
+            shown.update(made=token, url=delivery_url(site_url_for(request), secret), secret=secret)
             return
         if action == "revoke" and posted.get("confirmed") != "yes":
             shown["confirm_revoke"] = token
@@ -145,3 +151,25 @@ class DeliveryPages:
             )
             return
         raise ValidationFailed(f"Unknown action {action[:20]!r}")
+
+
+def _claude_code(request, workspace, overview) -> dict:
+    """What the page's Claude Code part shows: the plugins, and the managed-settings snippet
+    made for the workspace token ``?claude=<id>`` picks (the first, if none is picked)."""
+    tokens = [token for token in overview.tokens if token.agent_id is None]
+    picked = whole_number(request.GET.get("claude"))
+    token = next((t for t in tokens if t.pk == picked), tokens[0] if tokens else None)
+    marketplace = workspace_marketplace(workspace.pk)
+    site = site_url_for(request)
+    strict = request.GET.get("strict") == "1"
+    return {
+        "tokens": tokens,
+        "token": token,
+        "strict": strict,
+        "plugins": marketplace.plugins,
+        "name": marketplace.name,
+        "variable": TOKEN_VARIABLE,
+        "url": f"{site}/claude/marketplace.json",
+        "https": site.startswith("https://"),
+        "snippet": managed_settings(workspace, site, marketplace.plugins, strict=strict),
+    }

@@ -4,12 +4,15 @@ anything else reads it: the request log line, the path every log record of the r
 carries, django.request's "Not Found" warning, an error report's request and its WSGI
 environ (gunicorn's access log reads the same environ) all see ``/deliver/…/``.
 
-First in MIDDLEWARE. The view reads the token from ``request.delivery_secret``.
+Claude Code's marketplace (/claude/…) sends its token as ``Authorization: Bearer …``: the
+header is rewritten the same way. First in MIDDLEWARE. The views read the token from
+``request.delivery_secret``.
 """
 
 import re
 
 PREFIX = "/deliver/"
+CLAUDE_PREFIX = "/claude/"
 HIDDEN = "…"
 _DELIVERY = re.compile(r"^/deliver/([^/]*)(.*)\Z", re.DOTALL)
 # Where a server may keep the path as it came (REQUEST_URI: uWSGI, RAW_URI: gunicorn).
@@ -29,6 +32,13 @@ class DeliverySecretMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.path_info.startswith(CLAUDE_PREFIX):
+            # Claude Code's marketplace sends the token as a header: kept off the request
+            # the same way (an error report lists every header).
+            words = request.META.get("HTTP_AUTHORIZATION", "").split()
+            if len(words) == 2 and words[0].lower() == "bearer":
+                request.delivery_secret = words[1]
+                request.META["HTTP_AUTHORIZATION"] = f"Bearer {HIDDEN}"
         match = _DELIVERY.match(request.path_info)
         if match is not None:
             request.delivery_secret = match[1]

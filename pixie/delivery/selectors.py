@@ -49,11 +49,25 @@ class Holding:
         return f"r{self.revision}" + ("" if self.current else ", behind")
 
 
+def client_kind(user_agent: str) -> str:
+    """What a client is, from its user agent: Claude Code's plugin manager says so; the
+    skills CLI sends Node's own ("node")."""
+    if user_agent.startswith("Claude-Code"):
+        return "Claude Code"
+    if user_agent == "node" or user_agent.startswith("node/"):
+        return "the skills CLI (node)"
+    return user_agent or "no user agent"
+
+
 @dataclass
 class ClientRow:
     client: DeliveryClient
     token: DeliveryToken
     holdings: list[Holding] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return client_kind(self.client.user_agent)
 
     @property
     def behind(self) -> list[Holding]:
@@ -87,6 +101,11 @@ class Overview:
     clients: list[ClientRow]
     more_clients: int
     behind: list[Behind]
+
+    @property
+    def kinds(self) -> list[tuple[str, int]]:
+        """How many of the clients shown are of each kind, the most first."""
+        return Counter(row.kind for row in self.clients).most_common()
 
     @property
     def left_out(self) -> list[tuple[DeliveryToken, list]]:

@@ -14,6 +14,7 @@ from datetime import timedelta
 import reversion
 from django.db import connection
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from agents.models import Agent
 from pixie.core.audit.records import audited
@@ -35,6 +36,7 @@ def key_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+@sensitive_variables("secret")
 def delivery_token_create(*, workspace, actor, name: str, agent: Agent | None = None):
     """A new token of ``workspace`` (its owners make them): the row and the secret, which
     is never stored and never shown again."""
@@ -96,6 +98,7 @@ def live_tokens(workspace):
     return DeliveryToken.objects.filter(workspace=workspace, revoked_at=None)
 
 
+@sensitive_variables("secret")
 def token_for_secret(secret: str) -> DeliveryToken | None:
     """The live token with this secret, or None (a wrong and a revoked one alike), read
     with the state of what its index is computed from (``token.state``, index.py), in one

@@ -13,6 +13,7 @@ ones is refused for a while (django-ratelimit, in the "ratelimit" cache)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -24,12 +25,15 @@ from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseNotModified
 from django.utils.http import parse_etags
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.debug import sensitive_variables
 from django_ratelimit.core import get_usage
 
+from pixie.core.people.members import site_url_for
 from pixie.core.web.addresses import client_address
 
-from .clients import record_fetch, record_index_read
+from .clients import record_fetch, record_index_read, record_plugin_fetch
 from .index import token_index
+from .marketplace import workspace_marketplace
 from .memo import Memo
 from .models import SkillArchive
 from .tokens import token_for_secret
@@ -113,18 +117,15 @@ def _too_many(wait: int) -> HttpResponse:
 # so there is nothing for a cross-site request to borrow; CsrfViewMiddleware would
 # otherwise answer a POST 403 with its HTML page before this view gives the 405 below.
 @csrf_exempt
+@sensitive_variables()  # the token, in the path form's URLs: none in an error report
 def deliver(request, rest: str = ""):
     if request.method not in ("GET", "HEAD"):
         response = _text(405, "Delivery URLs are read with GET.\n")
         response["Allow"] = "GET, HEAD"
         return response
-    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
-    if wait := _waiting(address):
-        return _too_many(wait)
-    token = token_for_secret(getattr(request, "delivery_secret", ""))
-    if token is None:
-        _count_wrong(request, address)
-        return _text(404, NOT_HERE)
+    token = _token(request, getattr(request, "delivery_secret", ""))
+    if isinstance(token, HttpResponse):
+        return token
     rest = rest.lstrip("/")
     if rest == "":
         return _text(404, BASE)
@@ -133,7 +134,40 @@ def deliver(request, rest: str = ""):
     match = ARCHIVE.fullmatch(rest)
     if match is not None:
         return _archive(request, token, slug=match[1], digest=match[2])
+    if rest.startswith(CLAUDE):
+        secret = request.delivery_secret
+        return _claude(request, token, rest, f"{site_url_for(request)}/deliver/{secret}/")
     return _text(404, "No such file under this delivery URL.\n")
+
+
+@csrf_exempt
+@sensitive_variables()  # the token, in the path form's URLs: none in an error report
+def claude_marketplace(request, rest: str = ""):
+    """The workspace's Claude Code marketplace read with its token as a header,
+    ``Authorization: Bearer pxd_…``, as Claude Code sends the managed settings' headers
+    (to the marketplace and to archives of the same origin)."""
+    if request.method not in ("GET", "HEAD"):
+        response = _text(405, "Delivery URLs are read with GET.\n")
+        response["Allow"] = "GET, HEAD"
+        return response
+    token = _token(request, getattr(request, "delivery_secret", ""))
+    if isinstance(token, HttpResponse):
+        return token
+    return _claude(request, token, CLAUDE + rest, f"{site_url_for(request)}/")
+
+
+@sensitive_variables()  # the token, in the path form's URLs: none in an error report
+def _token(request, secret: str):
+    """The live token with ``secret``, or the answer to give: 429 to an address past its
+    wrong tokens, 404 to a wrong or revoked token (the same as to no delivery URL)."""
+    address = client_address(request.META, behind_proxy=settings.BEHIND_TLS_PROXY)
+    if wait := _waiting(address):
+        return _too_many(wait)
+    token = token_for_secret(secret)
+    if token is None:
+        _count_wrong(request, address)
+        return _text(404, NOT_HERE)
+    return token
 
 
 @dataclass(frozen=True)
@@ -188,7 +222,7 @@ def _archive(request, token, *, slug: str, digest: str):
     if etag in parse_etags(request.headers.get("If-None-Match", "")):
         return _private(_not_modified(etag), "max-age=86400, immutable")
     response = FileResponse(
-        archive_file(entry).open("rb"),
+        stored_file(entry.content.content_key, entry.digest).open("rb"),
         content_type="application/zip",
         as_attachment=True,
         filename=f"{slug}.zip",
@@ -197,17 +231,17 @@ def _archive(request, token, *, slug: str, digest: str):
     return _private(response, "max-age=86400, immutable")
 
 
-def archive_file(entry) -> Path:
-    """The archive as a file under DATA_DIR/delivery/, named by its digest: written once
-    from the database, then served as a file (gunicorn hands it to the kernel's sendfile,
-    with no copy through Python). Written beside its name, then renamed: a reader never
-    sees half of one."""
+def stored_file(content_key: str, digest: str) -> Path:
+    """An archive (a skill's or a plugin's) as a file under DATA_DIR/delivery/, named by
+    its digest: written once from the database, then served as a file (gunicorn hands it
+    to the kernel's sendfile, with no copy through Python). Written beside its name, then
+    renamed: a reader never sees half of one."""
     folder = Path(settings.DATA_DIR) / "delivery"
-    path = folder / f"{entry.digest}.zip"
+    path = folder / f"{digest}.zip"
     if not path.exists():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         content = (
-            SkillArchive.objects.filter(content_key=entry.content.content_key)
+            SkillArchive.objects.filter(content_key=content_key)
             .values_list("content", flat=True)
             .get()
         )
@@ -221,3 +255,76 @@ def _not_modified(etag: str) -> HttpResponse:
     response = HttpResponseNotModified()
     response["ETag"] = etag
     return response
+
+
+# --- Claude Code's marketplace (marketplace.py) -----------------------------------------
+
+CLAUDE = "claude/"
+PLUGIN = re.compile(r"claude/plugins/([a-z0-9-]{1,64})/([0-9a-f]{64})\.zip")
+ONLY_WORKSPACE_TOKENS = (
+    "A Claude Code marketplace is a workspace's: it is read with a delivery token made for "
+    "the whole workspace, not for one agent.\n"
+)
+
+
+@dataclass(frozen=True)
+class ServedMarketplace:
+    body: bytes
+    etag: str
+    plugins: dict  # (name, digest) -> Plugin
+
+
+MARKETPLACES = Memo(entries=64)
+
+
+@sensitive_variables()  # the token, in the path form's URLs: none in an error report
+def served_marketplace(token, base: str) -> ServedMarketplace:
+    """``base``: where the archives' URLs start (absolute: Claude Code needs https)."""
+    key = (
+        "claude", token.key_hash, base,
+        hashlib.sha256((token.state or "").encode()).hexdigest(),
+    )  # fmt: skip
+    found = MARKETPLACES.get(key)
+    if found is None:
+        marketplace = workspace_marketplace(token.workspace_id)
+        document = marketplace.document(lambda plugin: base + plugin.archive_path)
+        body = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
+        found = ServedMarketplace(
+            body=body,
+            etag=f'"{hashlib.sha256(body).hexdigest()[:32]}"',
+            plugins={(plugin.name, plugin.digest): plugin for plugin in marketplace.plugins},
+        )
+        MARKETPLACES.put(key, found)
+    return found
+
+
+@sensitive_variables()  # the token, in the path form's URLs: none in an error report
+def _claude(request, token, rest: str, base: str):
+    if token.agent_id is not None:
+        return _text(404, ONLY_WORKSPACE_TOKENS)
+    if rest == CLAUDE + "marketplace.json":
+        marketplace = served_marketplace(token, base)
+        record_index_read(token, request)
+        if marketplace.etag in parse_etags(request.headers.get("If-None-Match", "")):
+            return _private(_not_modified(marketplace.etag))
+        response = HttpResponse(marketplace.body, content_type="application/json")
+        response["ETag"] = marketplace.etag
+        return _private(response)
+    match = PLUGIN.fullmatch(rest)
+    if match is None:
+        return _text(404, "No such file in this marketplace.\n")
+    plugin = served_marketplace(token, base).plugins.get((match[1], match[2]))
+    if plugin is None:
+        return _text(404, "This plugin archive is not what this marketplace serves now.\n")
+    record_plugin_fetch(token, request, plugin)
+    etag = f'"{plugin.digest}"'
+    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+        return _private(_not_modified(etag), "max-age=86400, immutable")
+    response = FileResponse(
+        stored_file(plugin.content_key, plugin.digest).open("rb"),
+        content_type="application/zip",
+        as_attachment=True,
+        filename=f"{plugin.name}.zip",
+    )
+    response["ETag"] = etag
+    return _private(response, "max-age=86400, immutable")

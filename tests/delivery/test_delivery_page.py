@@ -142,7 +142,7 @@ def test_the_page_costs_the_same_queries_whatever_its_clients(
         for n in range(clients // 2):
             fetch_all(browser, secret, address=f"198.51.{n}.9")
     assert DeliveryClient.objects.count() == clients
-    with django_assert_max_num_queries(22):
+    with django_assert_max_num_queries(26):
         assert browser.get(page_url(acme)).status_code == 200
 
 
@@ -235,3 +235,39 @@ def test_a_client_still_running_a_yanked_version_is_marked(
     assert page.count("yanked 2.1.0") == 1
     holds = page.split("@invoice-chase r1", 1)[1].split("</li>", 1)[0]
     assert '<span class="pill yanked">yanked 2.1.0</span>' in holds
+
+
+def test_the_claude_code_part_gives_the_managed_settings_for_the_token_picked(
+    acme, owner, member, agents, demo_catalog, django_capture_on_commit_callbacks, settings
+):
+    import html
+    import json
+
+    settings.PIXIE_SITE_URL, settings.PIXIE_SITE_URL_GIVEN = "https://pixie.example.com", True
+    install(acme, demo_catalog["2.1.0"], owner, django_capture_on_commit_callbacks,
+            agents=agents)  # fmt: skip
+    browser = admin_for(owner)
+    page = browser.get(page_url(acme)).content.decode()
+    assert "No token for the whole workspace yet" in page
+    made = browser.post(page_url(acme), {"action": "make", "name": "Claude seats",
+                                         "delivers": ""}).content.decode()  # fmt: skip
+    secret = re.search(r"https://pixie.example.com/deliver/(pxd_[A-Za-z0-9_-]+)/", made)[1]
+    assert f"PIXIE_DELIVERY_TOKEN={secret}" in made
+    token = DeliveryToken.objects.get()
+    for reader in (browser, admin_for(member)):
+        page = reader.get(f"{page_url(acme)}?claude={token.pk}&strict=1").content.decode()
+        snippet = json.loads(html.unescape(page.split('<pre id="managed-settings">', 1)[1]
+                                           .split("</pre>", 1)[0]))  # fmt: skip
+        url = "https://pixie.example.com/claude/marketplace.json"
+        assert snippet == {
+            "extraKnownMarketplaces": {"pixie-acme": {"source": {
+                "source": "url", "url": url,
+                "headers": {"Authorization": "Bearer ${PIXIE_DELIVERY_TOKEN}"}},
+                "autoUpdate": True}},
+            "enabledPlugins": {"accounts-receivable@pixie-acme": True},
+            "strictKnownMarketplaces": [{"source": "url", "url": url}],
+        }  # fmt: skip
+        assert secret not in page and "Claude seats" in page
+    settings.PIXIE_SITE_URL_GIVEN = False
+    page = browser.get(page_url(acme)).content.decode()
+    assert "a marketplace behind plain HTTP cannot serve it" in page

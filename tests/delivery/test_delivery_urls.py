@@ -657,3 +657,29 @@ def test_an_archive_costs_the_same_queries_for_10_skills_as_for_500(
             assert client.get(archive_path(secret, entry)).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_the_marketplaces_token_reaches_no_log_line_either(client, monkeypatch, records, tokens):
+    """Claude Code's marketplace, its token in a header and in the path, read, refused and
+    failing: no log record and no error report holds the token."""
+    secret = tokens["workspace"]
+    header = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    assert client.get("/claude/marketplace.json", **header).status_code == 200
+    path_form = client.get(f"/deliver/{secret}/claude/marketplace.json")
+    plugin = path_form.json()["plugins"][0]["source"]["url"].split("testserver", 1)[1]
+    assert client.get(plugin).status_code == 200
+    wrong = wrong_secret()
+    assert client.get("/claude/marketplace.json", HTTP_AUTHORIZATION=f"Bearer {wrong}"
+                      ).status_code == 404  # fmt: skip
+
+    def broken(workspace_id):
+        raise RuntimeError("the marketplace could not be read")
+
+    monkeypatch.setattr(views, "workspace_marketplace", broken)
+    views.MARKETPLACES.clear()
+    client.raise_request_exception = False
+    assert client.get("/claude/marketplace.json", **header).status_code == 500
+    assert client.get(f"/deliver/{secret}/claude/marketplace.json").status_code == 500
+    seen = records()
+    for leaked in (secret, wrong):
+        assert_nowhere(leaked, seen)

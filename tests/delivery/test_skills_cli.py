@@ -20,7 +20,7 @@ from tests.catalog.skill_folders import bundle_folder, ledger_lookup_skill, tree
 from tests.delivery.skills_cli import SkillsCli, require_cli
 from tests.factories import make_user, make_workspace
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]  # served by another thread
 
 
 def publish(root: Path, version: str, *, lookup_line: str = "") -> BundleVersion:
@@ -51,7 +51,7 @@ def published(root: Path, version: str, name: str) -> dict[str, bytes]:
     return {path: data for path, (data, _) in tree(folder).items()}
 
 
-def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(live_server, tmp_path):
+def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(serial_live_server, tmp_path):
     require_cli()
     owner = make_user("owen")
     acme = make_workspace("acme", owner=owner)
@@ -66,8 +66,8 @@ def test_the_skills_cli_installs_updates_and_stops_at_a_revoked_token(live_serve
     audit_token, audit_secret = delivery_token_create(
         workspace=acme, actor=owner, name="Audit runner", agent=audit
     )
-    desk_url = f"{live_server.url}/deliver/{desk_secret}/"
-    audit_url = f"{live_server.url}/deliver/{audit_secret}/"
+    desk_url = f"{serial_live_server}/deliver/{desk_secret}/"
+    audit_url = f"{serial_live_server}/deliver/{audit_secret}/"
     cli = SkillsCli(home=tmp_path / "home")
 
     # One Pixie agent's URL, added for Claude Code and Codex in a scratch project.

@@ -469,9 +469,14 @@ PROBE_ROWS = {
     # Delivery URLs (pixie.delivery): the token in the path is the only credential, so a
     # session reads nothing there, whoever's; tests/delivery has the tokens' own matrix.
     "delivery": [("get", {r: 404 for r in ROLES}), ("post", {r: 405 for r in ROLES})],
+    # Claude Code's marketplace: a workspace delivery token as a header, nothing else.
+    "claude-marketplace": [
+        ("get", {r: 404 for r in ROLES}), ("post", {r: 405 for r in ROLES}),
+    ],  # fmt: skip
 }
 PROBE_ARGS = {
     "delivery": lambda world: ["/.well-known/agent-skills/index.json"],
+    "claude-marketplace": lambda world: ["marketplace.json"],
     "password-set": lambda world: ["MQ", "not-a-token"],
     "invitation-accept": lambda world: [world.ids["invitation_secret"]],
 }

@@ -52,6 +52,7 @@ class ChoicesSerializer(StrictSerializer):
     version_yanked = ChoiceSerializer(required=False)
     version_published = ChoiceSerializer(required=False)
     owners_and_rules = ChoiceSerializer(required=False)
+    delivery_maker_left = ChoiceSerializer(required=False)
 
 
 class NotificationList(InWorkspace, generics.ListAPIView):

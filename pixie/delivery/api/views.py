@@ -5,6 +5,8 @@ and selectors the page uses."""
 from __future__ import annotations
 
 from django.http import Http404
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_variables
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -68,6 +70,7 @@ class HoldingSerializer(serializers.Serializer):
 
 class ClientSerializer(serializers.Serializer):
     user_agent = serializers.CharField(source="client.user_agent")
+    kind = serializers.CharField(help_text="Claude Code, the skills CLI (node), or the agent.")
     network = serializers.CharField(source="client.network")
     token = serializers.IntegerField(source="token.pk")
     token_name = serializers.CharField(source="token.name")
@@ -103,6 +106,7 @@ def _token(workspace, pk) -> DeliveryToken:
     return token
 
 
+@sensitive_variables("secret")
 def _made(request, token, secret) -> Response:
     token.url = delivery_url(site_url_for(request), secret)
     response = Response(DeliveryTokenMadeSerializer(token).data, status=status.HTTP_201_CREATED)
@@ -126,6 +130,7 @@ class DeliveryTokens(InWorkspace, APIView):
     @extend_schema(
         request=DeliveryTokenRequestSerializer, responses={201: DeliveryTokenMadeSerializer}
     )
+    @method_decorator(sensitive_variables("secret"))
     def post(self, request, workspace):
         """A new delivery token (owners): its URL, token included, is in this answer only."""
         workspace = self.workspace()
@@ -153,6 +158,7 @@ class DeliveryTokenDetail(InWorkspace, APIView):
 
 class DeliveryTokenRotate(InWorkspace, APIView):
     @extend_schema(request=None, responses={201: DeliveryTokenMadeSerializer})
+    @method_decorator(sensitive_variables("secret"))
     def post(self, request, workspace, pk):
         """Revoke the token and make its replacement, same name and scope (owners)."""
         workspace = self.workspace()
