@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ROLES = ["anonymous", "owner", "member", "operator", "auditor", "stranger", "superuser"]
 # role -> the parts its pages are cut into (a test each, under the browser budget)
-PARTS = {role: 1 if role == "anonymous" else 2 for role in ROLES}
+PARTS = {role: 2 for role in ROLES}
 PARTS["owner"] = 3  # delivery's endpoints took the owner's two parts to the budget
 QUICK_ROLES = {"anonymous", "owner"}
 # role -> the themes its pages are read in: every page nobody signed in and the owner
