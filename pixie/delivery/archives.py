@@ -131,35 +131,51 @@ def archive_entries(content: SkillContent, blobs: dict[str, bytes]):
 
 
 def digests_of(contents: list[SkillContent]) -> dict[str, str]:
-    """Each content's archive digest by content key: read in one query, and the archives
-    not built yet built now (one query for their files' bytes, one insert). Two servers
-    building the same archive at once build the same bytes; the second insert is a no-op."""
-    keys = {content.content_key: content for content in contents}
+    """Each skill content's archive digest by content key (stored_digests)."""
+    return stored_digests(contents, build_archives)
+
+
+def stored_digests(items, build) -> dict[str, str]:
+    """Each item's archive digest by its ``content_key`` (a skill's content or a Claude
+    Code plugin): read in one query, and the archives not built yet built now by
+    ``build(missing)`` (one query for their files' bytes) and stored in one insert. Two
+    servers building the same archive at once build the same bytes; the second insert is
+    a no-op."""
+    keys = {item.content_key: item for item in items}
     found = dict(
         SkillArchive.objects.filter(content_key__in=keys).values_list("content_key", "digest")
     )
-    missing = [content for key, content in keys.items() if key not in found]
+    missing = [item for key, item in keys.items() if key not in found]
     if missing:
-        built = build_archives(missing)
+        built = build(missing)
         SkillArchive.objects.bulk_create(built, ignore_conflicts=True)
         found.update((archive.content_key, archive.digest) for archive in built)
     return found
 
 
-def build_archives(contents: list[SkillContent]) -> list[SkillArchive]:
-    wanted = {f.sha256 for content in contents for f in content.files}
+def blobs_of(files) -> dict[str, bytes]:
+    """The bytes of these files (ArchiveFile), by sha256, in one query."""
+    wanted = {f.sha256 for f in files}
     rows = FileBlob.objects.filter(sha256__in=wanted).values_list("sha256", "content")
-    blobs = {sha256: bytes(data) for sha256, data in rows}
-    built = []
-    for content in contents:
-        data = build_zip(list(archive_entries(content, blobs)))
-        built.append(
-            SkillArchive(
-                content_key=content.content_key,
-                digest=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                files=len(content.files) + 1,
-                content=data,
-            )
-        )
-    return built
+    return {sha256: bytes(data) for sha256, data in rows}
+
+
+def stored_archive(content_key: str, entries) -> SkillArchive:
+    """The row of one archive built from (path, bytes, executable) ``entries``."""
+    entries = list(entries)
+    data = build_zip(entries)
+    return SkillArchive(
+        content_key=content_key,
+        digest=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        files=len(entries),
+        content=data,
+    )
+
+
+def build_archives(contents: list[SkillContent]) -> list[SkillArchive]:
+    blobs = blobs_of(f for content in contents for f in content.files)
+    return [
+        stored_archive(content.content_key, archive_entries(content, blobs))
+        for content in contents
+    ]

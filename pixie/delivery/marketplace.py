@@ -20,10 +20,10 @@ import json
 from dataclasses import dataclass, field
 
 from catalog.bundle_files import SKILL_FILE
-from catalog.models import FileBlob, Installation
+from catalog.models import Installation
 from pixie.core.models import Workspace
 
-from .archives import build_zip
+from .archives import blobs_of, stored_archive, stored_digests
 from .index import Entry, workspace_indexes
 from .models import SkillArchive
 
@@ -166,32 +166,13 @@ def workspace_marketplace(workspace_id: int) -> Marketplace:
 
 
 def plugin_digests(plugins: list[Plugin]) -> dict[str, str]:
-    """Each plugin archive's digest by content key: one query, and the archives not built
-    yet built now (one query for their files' bytes, one insert)."""
-    keys = {plugin.content_key: plugin for plugin in plugins}
-    found = dict(
-        SkillArchive.objects.filter(content_key__in=keys).values_list("content_key", "digest")
-    )
-    missing = [plugin for key, plugin in keys.items() if key not in found]
-    if missing:
-        wanted = {f.sha256 for p in missing for e in p.skills for f in e.content.files}
-        rows = FileBlob.objects.filter(sha256__in=wanted).values_list("sha256", "content")
-        blobs = {sha256: bytes(data) for sha256, data in rows}
-        built = []
-        for plugin in missing:
-            data = build_zip(list(plugin_entries(plugin, blobs)))
-            built.append(
-                SkillArchive(
-                    content_key=plugin.content_key,
-                    digest=hashlib.sha256(data).hexdigest(),
-                    size=len(data),
-                    files=1 + sum(len(e.content.files) + 1 for e in plugin.skills),
-                    content=data,
-                )
-            )
-        SkillArchive.objects.bulk_create(built, ignore_conflicts=True)
-        found.update((archive.content_key, archive.digest) for archive in built)
-    return found
+    """Each plugin archive's digest by content key (archives.stored_digests)."""
+    return stored_digests(plugins, build_plugins)
+
+
+def build_plugins(plugins: list[Plugin]) -> list[SkillArchive]:
+    blobs = blobs_of(f for plugin in plugins for e in plugin.skills for f in e.content.files)
+    return [stored_archive(plugin.content_key, plugin_entries(plugin, blobs)) for plugin in plugins]
 
 
 def plugin_entries(plugin: Plugin, blobs: dict[str, bytes]):
