@@ -1,15 +1,16 @@
 """Every admin page, as each role that reaches it, in the admin's light and dark themes:
-axe-core finds no serious or critical violation, and no link on a page leads its reader
-to a server error or a refusal.
+axe-core (the version package.json pins, tests/e2e/axe.py) finds no serious or critical
+violation, and no link on a page leads its reader to a server error or a refusal.
 
 The pages are the permission matrix's own (every admin URL pattern, filled from
-tests/reliability/world.py), so a page added to the admin is crawled here too. Every
-run reads the owner's and the operator's pages in both themes (every rule in the theme a
-page opens in, the rules of colour in the other) and, in the light one, the pages only a
-superuser reaches; the slow run (CI) also reads the member's and another workspace's
-owner's (the world's stranger) in the light one and the auditor's in the dark one. Links
-are followed once per path. PIXIE_HEAVY=1 reads every role's every page in both themes
-and follows every link. Each role's pages are cut into parts, a test each.
+tests/reliability/world.py), so a page added to the admin is crawled here too. The slow
+run (CI) reads every page of every role (the owner, the operator, a member, an auditor,
+another workspace's owner (the world's stranger), and the pages only a superuser reaches)
+in both themes: every rule in the theme a page opens in, the rules of colour in the
+other. Each role's pages are cut into parts, a test each. The quick run reads a few pages
+of each role (FEW_PAGES: the admin index and others spread over the role's list), in both
+themes too, a test per role. Links are followed once per path. PIXIE_HEAVY=1 reads every
+role's every page in both themes with every rule, and follows every link.
 """
 
 import os
@@ -21,39 +22,82 @@ from urllib.parse import urldefrag, urlsplit
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
+from tests import suite
 from tests.e2e.axe import (
     AXE_IMPORT_MISS,
     AXE_SCRIPT,
+    LEAST_AXE_VERSION,
     THEMES,
-    crawl_parts,
+    pinned_axe_version,
     read_in_both_themes,
+    require_axe,
     show_theme,
     theme_order,
+    version_tuple,
 )
 from tests.e2e.conftest import PASSWORD
 from tests.reliability.test_permission_matrix import ADMIN_KINDS, NOT_CHECKED, admin_kind
 from tests.reliability.urls import all_patterns, fill
 from tests.reliability.world import build_world
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.browser
 
 HEAVY = os.environ.get("PIXIE_HEAVY") == "1"
 ROLES = ["owner", "operator", "member", "auditor", "stranger", "superuser"]
-# role -> the parts its pages are cut into (a test each, under the browser budget)
+# role -> the parts its pages are cut into in the slow run (a test each, so that two
+# workers share a role's pages)
 PARTS = {"owner": 4, "operator": 2, "superuser": 1, "member": 2, "auditor": 2, "stranger": 1}
-QUICK_ROLES = {"owner", "operator", "superuser"}
-# role -> the themes its pages are read in, by default
-DEFAULT_THEMES = {
-    "owner": THEMES,
-    "operator": THEMES,
-    "member": ("light",),
-    "auditor": ("dark",),  # the read-only catalog and workspace pages, in the other theme
-    "stranger": ("light",),  # another workspace's owner: its own pages, none of acme's
-    "superuser": ("light",),
-}
+# How many of each role's pages the quick run reads.
+FEW_PAGES = 4
 # (link path pattern, status, why): links known to refuse their reader, each a bug left
 # open. Anything else a link answers at 400 or above fails the crawl.
 KNOWN_BROKEN_LINKS: list[tuple[re.Pattern, int, str]] = []
+
+
+@dataclass(frozen=True)
+class Part:
+    """The slow run's share of a role's pages: every ``parts``-th, from the ``part``-th."""
+
+    part: int
+    parts: int
+
+    def pick(self, pages: list) -> list:
+        return pages[self.part :: self.parts]
+
+    def __str__(self) -> str:
+        return f"{self.part + 1} of {self.parts}"
+
+
+@dataclass(frozen=True)
+class Few:
+    """The quick run's share: the first of a role's pages (the admin index, where all but
+    the superuser start) and others spread evenly over the rest of its list, ``count`` in
+    all."""
+
+    count: int
+
+    def pick(self, pages: list) -> list:
+        if len(pages) <= self.count:
+            return pages
+        return [pages[n * len(pages) // self.count] for n in range(self.count)]
+
+    def __str__(self) -> str:
+        return f"{self.count} of its pages"
+
+
+def crawl_params() -> list:
+    """pytest params (role, share): every role's every page, cut into PARTS, marked slow
+    (the slow run, CI, reads them all); outside the slow run, a few pages of each role
+    besides, a test per role. The slow run leaves the few out: it reads them anyway."""
+    every = [
+        pytest.param(role, Part(part, count), marks=pytest.mark.slow,
+                     id=f"{role}-{part + 1}of{count}")
+        for role, count in PARTS.items()
+        for part in range(count)
+    ]  # fmt: skip
+    if suite.full_run():
+        return every
+    return [pytest.param(role, Few(FEW_PAGES), id=f"{role}-few") for role in ROLES] + every
 
 
 @dataclass
@@ -181,11 +225,32 @@ def follow_links(tab, crawl: Crawl, read_elsewhere: set[str]):
                                 f"linked from {found_on}")  # fmt: skip
 
 
+def test_the_axe_injected_is_the_one_package_json_pins(chromium):
+    """The crawl reads with the axe-core package.json pins, 4.14.1 or newer, not the 4.12
+    that axe-playwright-python bundles (where label-content-name-mismatch is experimental,
+    so off)."""
+    require_axe()
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.set_content("<!doctype html><html lang=en><title>axe</title><main>axe</main>")
+        page.add_script_tag(content=AXE_SCRIPT)
+        version = page.evaluate("() => window.axe.version")
+    finally:
+        context.close()
+    assert version == pinned_axe_version()
+    assert version_tuple(version) >= LEAST_AXE_VERSION, (
+        f"axe-core {version} is older than {'.'.join(map(str, LEAST_AXE_VERSION))}"
+    )
+
+
 @pytest.mark.crawl
-@pytest.mark.parametrize(("role", "part", "parts"), crawl_parts(PARTS, QUICK_ROLES))
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("role", "share"), crawl_params())
 def test_every_admin_page_passes_axe_in_both_themes(
-    role, part, parts, demo_catalog, django_capture_on_commit_callbacks, person, record_property
+    role, share, demo_catalog, django_capture_on_commit_callbacks, person, record_property
 ):
+    require_axe()
     world = build_world(demo_catalog, django_capture_on_commit_callbacks)
     user = world.users[role]
     user.set_password(PASSWORD)
@@ -194,16 +259,13 @@ def test_every_admin_page_passes_axe_in_both_themes(
     tab = person(user)
     tab.context.add_init_script(script=AXE_SCRIPT)  # in every page from now on
     crawl = Crawl(role=role)
-    themes = THEMES if HEAVY else DEFAULT_THEMES[role]
     every_page = default_pages(role, world)
-    pages = every_page[part::parts]
-    read_pages(tab, crawl, pages, themes)
+    read_pages(tab, crawl, share.pick(every_page), THEMES)
     follow_links(tab, crawl, {urlsplit(path).path for path, _ in every_page})
     tab.errors[:] = [error for error in tab.errors if not AXE_IMPORT_MISS.search(error)]
     record_property(
         "figure",
-        f"{role} ({part + 1} of {parts}): {len(crawl.read)} pages × {len(themes)} "
-        f"theme{'s' if len(themes) > 1 else ''}, "
+        f"{role} ({share}): {len(crawl.read)} pages × {len(THEMES)} themes, "
         f"{len(crawl.violations)} serious/critical, {crawl.followed} more links followed, "
         f"{time.monotonic() - started:.0f} s",
     )
