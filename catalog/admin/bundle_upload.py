@@ -39,7 +39,9 @@ class BundleUploadForm(forms.Form):
         "archive's top or inside one top-level folder."
     )
     publish = forms.BooleanField(
-        required=False, label="Publish after loading", help_text="Otherwise it stays a draft."
+        required=False,
+        label="Publish after loading",
+        help_text="After loading, the publish confirmation opens; otherwise it stays a draft.",
     )
 
     def clean_archive(self):
@@ -116,13 +118,15 @@ class BundleUploadPages(AdminPages):
             return HttpResponseRedirect(here)
         publish = request.POST.get("publish") == "on"
         try:
-            result = upload_load(token, actor=request.user, publish=publish, label=entry["name"])
+            # Loaded as a draft whatever is asked: publishing goes through its
+            # confirmation (who it reaches, its findings), as from the version's page.
+            result = upload_load(token, actor=request.user, publish=False, label=entry["name"])
         except PixieError as exc:
             self.report(request, exc)
             return HttpResponseRedirect(here)
         version = result.bundle_version
-        state = "published" if result.published else version.status
         done = "Loaded" if result.created else "Already in the catalog:"
+        state = version.get_status_display().lower()
         self.message_user(
             request,
             f"{done} {version.bundle.slug} {version.version} ({state}): "
@@ -130,16 +134,17 @@ class BundleUploadPages(AdminPages):
             f"{result.skill_versions_reused} reused.",
             messages.SUCCESS,
         )
-        if not version.is_draft and not version.in_catalog:
-            held = "".join(f" Held because {flag}." for flag in version.catalog_review_flags)
-            self.message_user(
-                request,
-                f"{version} awaits review before workspaces see it (its publisher is "
-                f"not trusted): approve it in the review queue.{held}",
-                messages.WARNING,
-            )
         for notice in result.notices:
             self.message_user(request, notice, messages.INFO)
+        if publish and version.is_draft:
+            self.message_user(
+                request,
+                f"{version} is not published yet: read who it reaches and confirm below.",
+                messages.INFO,
+            )
+            return HttpResponseRedirect(
+                reverse("admin:catalog_bundleversion_publish", args=[version.pk])
+            )
         return HttpResponseRedirect(
             reverse("admin:catalog_bundleversion_change", args=[version.pk])
         )

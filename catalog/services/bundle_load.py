@@ -35,7 +35,14 @@ from catalog.models import (
 )
 from pixie.core.audit.records import audited
 
-from .findings import ScanAside, ScanInputs, SkillToScan, findings_scanned_aside
+from .findings import (
+    ScanAside,
+    ScanInputs,
+    SkillToScan,
+    findings_scanned_aside,
+    markdown_texts,
+    scan_inputs,
+)
 from .publishing import bundle_version_publish, tool_slugs
 from .signing import (
     carried_signature_fields,
@@ -271,6 +278,14 @@ def bundle_load(
         skill_versions_reused=len(resolution.reuse) if existing is None else 0,
         notices=list(spec.notices),
     )
+
+
+def spec_findings(spec: BundleSpec) -> list[dict]:
+    """The findings the folder's text would have once loaded, scanned from the bytes in
+    memory (no query): what an upload's preview shows before anything is written."""
+    inputs = _scan_inputs_of_spec(spec)
+    blobs = {f.sha256: f.data for s in spec.skills for f in s.files}
+    return scan_inputs(inputs, markdown_texts(inputs, blobs))
 
 
 def _scan_inputs_of_spec(spec: BundleSpec) -> ScanInputs:

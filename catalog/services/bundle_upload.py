@@ -44,7 +44,13 @@ from catalog.bundle_files import (
 )
 from catalog.skill_content import skill_size
 
-from .bundle_load import BundleLoadCheck, BundleLoadResult, bundle_load, bundle_load_check
+from .bundle_load import (
+    BundleLoadCheck,
+    BundleLoadResult,
+    bundle_load,
+    bundle_load_check,
+    spec_findings,
+)
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
@@ -264,9 +270,7 @@ def extract_archive(archive_path: Path, into: Path, *, label: str = "archive") -
             # A zip's names: MAX_PATH characters of up to 4 bytes in UTF-8.
             zip_directory_check(archive_path, replace(limits, name_bytes=4 * MAX_PATH))
             with zipfile.ZipFile(archive_path) as archive:
-                _extract(
-                    _zip_entries(archive, problems), archive.open, into, problems, notices
-                )
+                _extract(_zip_entries(archive, problems), archive.open, into, problems, notices)
         elif magic[:2] == b"\x1f\x8b":
             tar_gz_headers_check(archive_path, limits)
             with tarfile.open(archive_path, mode="r:gz") as archive:
@@ -391,8 +395,7 @@ def upload_read(token: str, *, label: str = "archive") -> BundleSpec:
 
 
 STALE = (
-    "This upload is no longer waiting (it was loaded, refused or cleared); "
-    "upload the archive again"
+    "This upload is no longer waiting (it was loaded, refused or cleared); upload the archive again"
 )
 
 
@@ -414,6 +417,7 @@ class UploadPreview:
     spec: BundleSpec
     check: BundleLoadCheck
     skills: list[SkillPreview]
+    findings: list[dict]  # what the text would show once loaded (spec_findings)
 
     @property
     def problems(self) -> list[str]:
@@ -462,7 +466,7 @@ def upload_preview(token: str, *, label: str = "archive") -> UploadPreview:
                 reused=reused.version if reused else "",
             )
         )
-    return UploadPreview(spec=spec, check=check, skills=rows)
+    return UploadPreview(spec=spec, check=check, skills=rows, findings=spec_findings(spec))
 
 
 def upload_load(token: str, *, actor, publish: bool, label: str = "archive") -> BundleLoadResult:

@@ -52,46 +52,8 @@ def grouped_steps(steps: list[Step], links: dict | None = None) -> list[dict]:
             step["credential_url"] = links.get("credentials", {}).get(step.get("name"), "")
         if members:
             group = {"key": key, "title": title, "steps": members}
-            if key == "findings":
-                group["rules"] = finding_rules(members)
-                group["severities"] = {
-                    severity: sum(r["count"] for r in group["rules"] if r["severity"] == severity)
-                    for severity in SEVERITIES
-                }
             groups.append(group)
     return groups
-
-
-SEVERITIES = ("refuse", "warning", "info")
-
-
-def finding_rules(findings: list[dict]) -> list[dict]:
-    """The plan's findings by rule (severity, kind and message alike), each with how many
-    there are, in how many skills, and every place: a real bundle raises the same warning
-    a hundred times, which reads once. Refusals first, then the most frequent."""
-    rules: dict[tuple, dict] = {}
-    for step in findings:
-        key = (step["severity"], step["kind"], step["message"])
-        rule = rules.setdefault(
-            key,
-            {
-                "severity": step["severity"],
-                "kind": step["kind"],
-                "message": step["message"],
-                "reason": step["reason"],
-                "places": [],
-                "skills": set(),
-            },
-        )
-        rule["places"].append(step)
-        if step["slug"]:
-            rule["skills"].add(step["slug"])
-    ordered = sorted(
-        rules.values(), key=lambda r: (SEVERITIES.index(r["severity"]), -len(r["places"]))
-    )
-    for rule in ordered:
-        rule["count"], rule["skills"] = len(rule["places"]), len(rule["skills"])
-    return ordered
 
 
 def fork_views(step: dict) -> dict:

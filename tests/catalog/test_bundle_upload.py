@@ -82,14 +82,25 @@ def test_an_operator_uploads_previews_and_publishes_a_bundle(operator_client, le
     loaded = confirm(operator_client, token)
     version = BundleVersion.objects.get(bundle__slug="ledger-tools", version="1.0.0")
     assert loaded.status_code == 302
-    assert loaded["Location"] == f"/admin/catalog/bundleversion/{version.pk}/change/"
-    assert version.status == "published"
+    # Publishing asked for goes through its confirmation, as from the version's page.
+    publish = f"/admin/catalog/bundleversion/{version.pk}/publish/"
+    assert loaded["Location"] == publish
+    assert version.status == "draft"
     export = SkillFile.objects.get(skill_version__package__slug="ledger-export",
                                    path="scripts/export.py")  # fmt: skip
     assert export.executable is True
     assert uploads(data_dir) == []
-    page = operator_client.get(loaded["Location"])
-    assert b"Loaded ledger-tools 1.0.0 (published)" in page.content
+    page = operator_client.get(publish)
+    assert b"Loaded ledger-tools 1.0.0 (draft)" in page.content
+    assert b"is not published yet: read who it reaches and confirm below" in page.content
+    assert b'id="release-impact"' in page.content
+    published = operator_client.post(
+        "/admin/catalog/bundleversion/",
+        {"action": "publish", "_selected_action": [version.pk], "post": "yes"},
+    )
+    assert published["Location"] == f"/admin/catalog/bundleversion/{version.pk}/change/"
+    version.refresh_from_db()
+    assert version.status == "published"
 
     # The token is spent: confirming again is refused in words, and loads nothing.
     again = confirm(operator_client, token, follow=True)

@@ -371,7 +371,16 @@ def test_the_publish_confirmation_shows_findings_and_takes_the_override(tmp_path
     assert "1 finding to read" in page and "refuses publishing" in page
     assert 'name="override"' in page
     refused = operator_client.post("/admin/catalog/bundleversion/", {**form, "post": "yes"})
-    assert "An operator may publish it anyway" in refused.content.decode()
+    text = refused.content.decode()
+    # One banner naming the reason, not one a finding: the findings are listed below it.
+    errors = [str(m) for m in refused.context["messages"] if m.level_tag == "error"]
+    assert errors == [
+        f"{draft} was not published: 1 finding refuses publishing. Give the reason to "
+        "publish it anyway, or fix its skills and upload it again."
+    ]
+    assert "1 finding to read" in text
+    field = text[text.index('<textarea id="release-override"') :].split(">")[0]
+    assert "required" in field and "autofocus" in field and 'aria-invalid="true"' in field
     draft.refresh_from_db()
     assert draft.status == "draft"
     operator_client.post(

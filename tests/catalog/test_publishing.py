@@ -188,18 +188,53 @@ def test_admin_refuses_to_delete_a_published_version(operator_client, published)
     assert BundleVersion.objects.filter(pk=published.pk).exists()
 
 
-def test_admin_edits_a_draft_and_records_the_operator_in_history(operator_client, operator):
-    bundle_version = make_bundle_version(skills=[make_skill_version()])
-    url = reverse("admin:catalog_bundleversion_change", args=[bundle_version.pk])
-    page = operator_client.get(url)
-    assert page.status_code == 200
-    data = change_form_data(page)
-    data["notes"] = "First draft of the notes."
-    response = operator_client.post(url, data)
-    assert response.status_code == 302, response.context["errors"] if response.context else ""
+def test_admin_edits_a_drafts_notes_and_order_and_records_the_operator(operator_client, operator):
+    first, second = make_skill_version("first-skill"), make_skill_version("second-skill")
+    bundle_version = make_bundle_version(skills=[first, second])
+    page = reverse("admin:catalog_bundleversion_change", args=[bundle_version.pk])
+    url = reverse("admin:catalog_bundleversion_notes", args=[bundle_version.pk])
+    assert url in operator_client.get(page).content.decode()
+    # The change page itself takes no edit: a draft is read, and settled in its own form.
+    assert operator_client.post(page, {"notes": "x"}).status_code == 405
+    response = operator_client.post(
+        url,
+        {
+            "notes": "First draft of the notes.",
+            "skill": ["first-skill", "second-skill"],
+            "position": ["2", "1"],
+        },
+    )
+    assert response.status_code == 302 and response["Location"] == page
     bundle_version.refresh_from_db()
     assert bundle_version.notes == "First draft of the notes."
-    assert Version.objects.get_for_object(bundle_version).first().revision.user == operator
+    order = bundle_version.skills.order_by("position").values_list(
+        "skill_version__package__slug", flat=True
+    )
+    assert list(order) == ["second-skill", "first-skill"]
+    recorded = Version.objects.get_for_object(bundle_version).first().revision
+    assert recorded.user == operator
+    assert recorded.get_comment() == f"Changed the notes and skill order of {bundle_version}"
+
+
+def test_a_drafts_order_that_is_not_numbers_changes_nothing(operator_client):
+    bundle_version = make_bundle_version(skills=[make_skill_version("only-skill")])
+    url = reverse("admin:catalog_bundleversion_notes", args=[bundle_version.pk])
+    page = operator_client.post(
+        url, {"notes": "Never saved.", "skill": ["only-skill"], "position": ["first"]}
+    ).content.decode()
+    assert "The position of @only-skill must be a whole number, like 1" in page
+    assert "nothing was saved" in page
+    bundle_version.refresh_from_db()
+    assert bundle_version.notes == ""
+
+
+def test_a_published_versions_notes_are_not_edited(operator_client, published):
+    url = reverse("admin:catalog_bundleversion_notes", args=[published.pk])
+    assert operator_client.get(url).status_code == 403
+    answer = operator_client.post(url, {"notes": "Rewritten.", "skill": [], "position": []})
+    assert answer.status_code == 403
+    published.refresh_from_db()
+    assert published.notes != "Rewritten."
 
 
 def test_admin_refuses_a_package_named_like_a_tool_and_records_a_new_one(operator_client, operator):

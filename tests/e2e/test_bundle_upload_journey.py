@@ -55,7 +55,12 @@ def test_operator_uploads_previews_publishes_and_reads_the_files(
     assert not BundleVersion.objects.exists()
     page.get_by_role("button", name="Load ledger-tools 1.0.0").click()
 
-    expect(page.locator(".messagelist")).to_contain_text("Loaded ledger-tools 1.0.0 (published)")
+    # Loaded as a draft; publishing asked for opens its confirmation first.
+    expect(page.locator(".messagelist")).to_contain_text("Loaded ledger-tools 1.0.0 (draft)")
+    expect(page.locator("#release-impact")).to_contain_text("Ledger Tools 1.0.0")
+    assert BundleVersion.objects.get(version="1.0.0").status == "draft"
+    page.get_by_role("button", name="Yes, publish 1 version").click()
+    expect(page.locator(".messagelist")).to_contain_text("Published Ledger Tools 1.0.0.")
     assert BundleVersion.objects.get(version="1.0.0").status == "published"
     files = page.locator("#skill-files")
     expect(files).to_contain_text("scripts/export.py")

@@ -155,7 +155,7 @@ def test_a_rule_nobody_can_satisfy_is_said_and_many_findings_read_by_rule(
     expect(rules.first.locator("li")).to_have_count(30)
     expect(rules.first.locator("li").first).to_be_visible()
     axe_both_themes(tab, "plan-findings-by-rule")
-    page.locator("#finding-filter").get_by_label(re.compile("warning")).uncheck()
+    page.locator("#plan-findings-show").get_by_label(re.compile("warning")).uncheck()
     expect(rules.first).to_be_hidden()
 
 

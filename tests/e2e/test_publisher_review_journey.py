@@ -63,10 +63,14 @@ def test_a_workspaces_bundle_waits_for_the_operator_and_the_refusal_reaches_it(
     page.get_by_role("link", name="Review queue (1)").click()
     row = page.locator('tr[data-bundle="globex-ar"]')
     expect(row).to_contain_text("Globex (workspace)")
-    expect(row.get_by_role("link", name="Read it whole")).to_be_visible()
     operator_tab.shot("catalog-review-queue")
-    row.get_by_label("Reason").fill("Sends the ledger token to a third host.")
-    row.get_by_role("button", name="Refuse").click()
+    # No decision in the queue: each version opens as its review, the decision at its foot.
+    expect(row.get_by_role("button")).to_have_count(0)
+    row.get_by_role("link", name="Review 1.0.0").click()
+    expect(page.locator("#changes")).to_contain_text("The first version of Globex receivables")
+    expect(page.locator("#text-dun-politely")).to_contain_text("politely")
+    page.get_by_label("Reason for refusing").fill("Sends the ledger token to a third host.")
+    page.get_by_role("button", name="Refuse").click()
     expect(page.locator(".messagelist")).to_contain_text("Globex reads your reason")
     expect(page.locator("#content-main")).to_contain_text("Nothing awaits review.")
 
@@ -78,8 +82,8 @@ def test_a_workspaces_bundle_waits_for_the_operator_and_the_refusal_reaches_it(
     # The next version is approved, and Acme is offered it with its publisher named.
     promote(globex_tab, agent, "globex-ar", "Globex receivables", "1.1.0")
     operator_tab.go("/admin/catalog/bundleversion/review/")
-    page.locator('tr[data-version="1.1.0"]').get_by_role(
-        "button", name="Approve for the catalog"
-    ).click()
+    page.locator('tr[data-version="1.1.0"]').get_by_role("link", name="Review 1.1.0").click()
+    expect(page.locator("#change-summary")).to_contain_text("Against Globex receivables 1.0.0")
+    page.get_by_role("button", name="Approve 1.1.0 for the catalog").click()
     expect(page.locator(".messagelist")).to_contain_text("every workspace sees it now")
     assert "Globex receivables 1.1.0 by Globex (workspace)" in offered(acme_tab)

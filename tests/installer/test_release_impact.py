@@ -54,11 +54,9 @@ def test_a_publish_confirmation_counts_the_workspaces_offered_the_upgrade(runnin
     draft.version = "3.0.0"
     draft.save()
     page = operator_client.get(reverse("admin:catalog_bundleversion_change", args=[draft.pk]))
-    assert 'id="release-publish"' in page.content.decode()
-    confirm = operator_client.post(
-        reverse("admin:catalog_bundleversion_changelist"),
-        {"action": "publish", "_selected_action": [str(draft.pk)]},
-    ).content.decode()
+    publish = reverse("admin:catalog_bundleversion_publish", args=[draft.pk])
+    assert f'id="publish-draft" href="{publish}"' in page.content.decode()
+    confirm = operator_client.get(publish).content.decode()
     row = confirm[confirm.index(f'id="release-{draft.pk}"') :]
     assert "no workspace" in row and "1 (offered the upgrade)" in row
 
@@ -70,4 +68,4 @@ def test_readers_of_the_catalog_are_offered_neither_button(running):
     auditor.groups.add(Group.objects.get(name="auditors"))
     url = reverse("admin:catalog_bundleversion_change", args=[running["2.1.0"].pk])
     text = admin_for(auditor).get(url).content.decode()
-    assert "release-yank" not in text and "release-publish" not in text
+    assert "release-yank" not in text and "publish-draft" not in text
