@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catalog.bundle_files import skill_md_text
 from catalog.bundle_history import BundleComparison, bundle_compare
 from catalog.diff_display import file_views, side_by_side
 from catalog.findings import visible
 from catalog.models import BundleSkill, BundleVersion, CatalogReview, Status
 from catalog.selectors import visible_versions
+from catalog.services.bundle_load import skill_spec_of
 from catalog.services.findings import bundle_version_findings
 from catalog.validators import version_key
 
@@ -128,25 +130,22 @@ def version_review(bundle_version: BundleVersion, user) -> VersionReview:
 
 def skill_texts(bundle_version: BundleVersion) -> dict[str, dict]:
     """Each skill's SKILL.md as a reader sees it, hidden characters written out, in the
-    bundle's order (one query)."""
-    rows = (
+    bundle's order (one query; one more when a skill version was never a file and its
+    SKILL.md is rendered from its fields)."""
+    entries = list(
         BundleSkill.objects.filter(bundle_version=bundle_version)
         .order_by("position", "id")
-        .values_list(
-            "position",
-            "skill_version__package__slug",
-            "skill_version__version",
-            "skill_version__name",
-            "skill_version__skill_md",
-        )
+        .select_related("skill_version__package")
     )
-    return {
-        slug: {
-            "position": position,
-            "version": version,
-            "name": name,
+    texts = {}
+    for entry in entries:
+        version = entry.skill_version
+        skill_md = version.skill_md or skill_md_text(skill_spec_of(version))
+        texts[version.package.slug] = {
+            "position": entry.position,
+            "version": version.version,
+            "name": version.name,
             "skill_md": visible(skill_md),
             "lines": skill_md.count("\n") + 1 if skill_md else 0,
         }
-        for position, slug, version, name, skill_md in rows
-    }
+    return texts
