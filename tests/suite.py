@@ -190,7 +190,7 @@ def report_over_budget(terminalreporter) -> None:
     if not config.getoption("--slow") and not config.getoption("markexpr"):
         terminalreporter.write_line(
             "Tests marked slow (fuzzers, load, the production stack, fault injection, the "
-            "crawls as the other roles) were left out: --slow runs them, as CI does."
+            "whole page crawls) were left out: --slow runs them, as CI does."
         )
     slow = over_budget(terminalreporter)
     if not slow:
