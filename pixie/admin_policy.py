@@ -81,9 +81,11 @@ class PolicyPages:
                 except PixieError as exc:
                     self.report(request, exc, form)
                 else:
-                    changed = policy_settings(workspace) != before
-                    said = "is saved" if changed else "is unchanged"
-                    messages.success(request, f"The approval policy of {workspace.name} {said}.")
+                    policy = f"The approval policy of {workspace.name}"
+                    if policy_settings(workspace) != before:
+                        messages.success(request, f"{policy} is saved.")
+                    else:  # nothing written: said apart from a save
+                        messages.warning(request, f"{policy} is unchanged: nothing was saved.")
                     return redirect("admin:pixie_workspace_policy", workspace.pk)
         return self.render_page(
             request,

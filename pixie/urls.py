@@ -24,10 +24,7 @@ urlpatterns = [
     # The one-time link an owner gives a person whose login they made (pixie.core.people.members).
     path(
         "accounts/set-password/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(
-            success_url=reverse_lazy("password-set-done"),
-            extra_context={"site_header": admin.site.site_header},
-        ),
+        auth_views.PasswordResetConfirmView.as_view(success_url=reverse_lazy("password-set-done")),
         name="password-set",
     ),
     path(

@@ -227,7 +227,11 @@ class AgentPages(WorkspacePages):
             except PixieError as exc:
                 self.report(request, exc, form)
             else:
-                self.message_user(request, f"{agent.name} is saved.", messages.SUCCESS)
+                if form.has_changed():
+                    self.message_user(request, f"{agent.name} is saved.", messages.SUCCESS)
+                else:  # agent_update writes nothing for the same name and prompt
+                    said = f"{agent.name} already reads like this: nothing was saved."
+                    self.message_user(request, said, messages.WARNING)
                 return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent.pk]))
         return self._agent_page(
             request, agent, "edit.html", f"Edit {agent.name}", form=form, refusal=refusal

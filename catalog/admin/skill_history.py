@@ -127,7 +127,11 @@ class SkillHistoryPages(WorkspacePages):
                 reverse("admin:catalog_workspaceskill_text", args=[skill.pk, number])
             )
         if revision.pk == head_before:
-            self.message_user(request, f"@{skill.slug} already holds revision {number}'s text.")
+            self.message_user(
+                request,
+                f"@{skill.slug} already holds revision {number}'s text: nothing was restored.",
+                messages.WARNING,
+            )
         else:
             self.message_user(
                 request,

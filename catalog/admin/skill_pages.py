@@ -68,9 +68,12 @@ class SkillPages(WorkspacePages):
             except PixieError as exc:
                 self.report(request, exc, form)
             else:
-                self.message_user(
-                    request, f"@{skill.slug} saved as revision {revision.number}.", messages.SUCCESS
-                )
+                if revision.pk == head.pk:  # the same text: skill_edit writes nothing
+                    said = f"@{skill.slug} already reads like this: nothing was saved."
+                    self.message_user(request, said, messages.WARNING)
+                else:
+                    said = f"@{skill.slug} saved as revision {revision.number}."
+                    self.message_user(request, said, messages.SUCCESS)
                 return HttpResponseRedirect(_skill_page(skill))
         return self.render_page(
             request,

@@ -9,7 +9,7 @@ service. The templates extend the admin's and fill one block.
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.urls import reverse
 
@@ -51,6 +51,7 @@ from .takeover import plan_take_over
 
 @admin.register(Installation)
 class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
+    listed_under = "pixie"  # Workspaces: what a workspace has installed (admin_site)
     list_display = ["workspace", "bundle", "bundle_version", "installed_at", "installed_by"]
     # Only the bundles installed in the user's workspaces: another workspace's draft
     # bundle is named after it.
@@ -133,6 +134,21 @@ class InstallationAdmin(WorkspacePages, ServiceManagedAdmin):
 
 
 TERMINAL = {"applied", "failed", "stale", "rejected", "superseded"}
+# What approving says, by the status the plan has when the page is drawn again.
+APPROVED_WORDS = {
+    Plan.State.APPROVED: ("Plan #{number} approved; applying it now.", messages.SUCCESS),
+    Plan.State.APPLYING: ("Plan #{number} approved; applying it now.", messages.SUCCESS),
+    Plan.State.APPLIED: ("Plan #{number} approved and applied.", messages.SUCCESS),
+    Plan.State.FAILED: (
+        "Plan #{number} approved, but applying it failed: nothing changed. The plan says why.",
+        messages.ERROR,
+    ),
+    Plan.State.STALE: (
+        "Plan #{number} approved, but it went stale before it was applied: nothing changed. "
+        "The plan says why.",
+        messages.WARNING,
+    ),
+}
 
 
 class AskForPlanForm(forms.Form):
@@ -192,6 +208,7 @@ def offered_label(bundle_version: BundleVersion) -> str:
 
 @admin.register(Plan)
 class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
+    listed_under = "pixie"  # Workspaces: owners ask for and approve plans (admin_site)
     list_display = ["__str__", "workspace", "kind", "bundle_version", "status", "created_at"]
     list_filter = ["kind", "status", MemberWorkspaceFilter]
     list_select_related = ["workspace", "bundle_version__bundle"]
@@ -312,6 +329,8 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
                 if kind_of(plan).effect == Effect.MOVES and plan.status == Plan.State.APPLIED
                 else None
             ),
+            # What replaced the revisions the backlog's pins still use: "this rollback".
+            replaced_by=f"this {kind_of(plan).noun}",
             to_no_agent=kind_of(plan).effect == Effect.CREATES
             and not any(s["type"] in ("agent.attach", "agent.has") for s in plan.steps),
             is_owner=role == Membership.Role.OWNER,
@@ -381,7 +400,11 @@ class PlanAdmin(WorkspacePages, ServiceManagedAdmin):
         except PixieError as exc:
             self.report(request, exc)
         else:
-            self.message_user(request, f"Plan #{plan.pk} approved; applying it now.")
+            # Tasks run in-process (no Redis) apply the plan as the approval commits: the
+            # message says what the page the owner lands on shows, not what was queued.
+            status = Plan.objects.values_list("status", flat=True).get(pk=plan.pk)
+            words, level = APPROVED_WORDS.get(status, APPROVED_WORDS[Plan.State.APPROVED])
+            self.message_user(request, words.format(number=plan.pk), level)
         return self._back(plan_id)
 
     def reject_view(self, request, plan_id):

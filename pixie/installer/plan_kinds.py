@@ -59,6 +59,11 @@ class PlanKind:
     no_version = ""
 
     @property
+    def noun(self) -> str:
+        """Its name without its article: "upgrade", "rollback"."""
+        return self.a.split(" ", 1)[1]
+
+    @property
     def signed(self) -> bool:
         """It brings a bundle version's content: the apply checks its signature first."""
         return self.effect in (Effect.CREATES, Effect.MOVES)

@@ -77,7 +77,7 @@ def repoint_steps(workspace, agent_ids=None, installation=None) -> list[RepointM
                     "from_revision_id": group["pinned_revision_id"],
                     "to": group["skill__head__number"],
                     "to_revision_id": group["skill__head_id"],
-                    "reason": "pinned to a catalog revision an upgrade replaced",
+                    "reason": "pinned to a catalog revision an upgrade or a rollback replaced",
                 }
             )
         else:

@@ -350,9 +350,9 @@ def test_the_composed_prompt_page_has_contents_with_tokens_and_folds_each_skill(
     page = admin_for(owner).get(reverse("admin:agents_agent_prompt", args=[collections.pk]))
     page = page.content.decode()
     contents = page.split('id="prompt-contents"', 1)[1].split("</nav>", 1)[0]
-    assert f"Contents: about {prompt.tokens} tokens" in contents
+    assert f"Contents: about {prompt.tokens:,} tokens" in contents
     for part in prompt.parts:
         assert f'<a href="#prompt-{part.slug}">@{part.slug}</a>' in contents
-        assert f"about {part.tokens} tokens · r{part.revision}" in contents
+        assert f"about {part.tokens:,} tokens · r{part.revision}" in contents
         assert f'<details class="prompt-part module" id="prompt-{part.slug}">' in page  # folded
     assert sum(part.tokens for part in prompt.parts) <= prompt.tokens

@@ -366,19 +366,35 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
                 retried += 1
             except PixieError as exc:
                 report(request, exc)
-        messages.info(request, f"Delivery tried again for {retried} message(s).")
+        if retried:
+            messages.info(request, f"Delivery tried again for {retried:,} message(s).")
+        else:
+            messages.warning(
+                request, "None of the selected messages had failed: nothing was tried again."
+            )
 
     @admin.action(description="Keep the selected received messages (they stop counting as pending)")
     def keep_received(self, request, queryset):
-        self._per_workspace(request, queryset, svc.messages_keep, "Kept {} received message(s).")
+        self._per_workspace(
+            request,
+            queryset,
+            svc.messages_keep,
+            "Kept {} received message(s).",
+            "None of the selected messages was a received one waiting for review: nothing "
+            "was kept.",
+        )
 
     @admin.action(description="Delete the selected received messages")
     def delete_received(self, request, queryset):
         self._per_workspace(
-            request, queryset, svc.messages_delete, "Deleted {} received message(s)."
+            request,
+            queryset,
+            svc.messages_delete,
+            "Deleted {} received message(s).",
+            "None of the selected messages was a received one: nothing was deleted.",
         )
 
-    def _per_workspace(self, request, queryset, service, done: str):
+    def _per_workspace(self, request, queryset, service, done: str, none: str):
         chosen = list(queryset.filter(direction=Message.Direction.INCOMING))
         by_workspace: dict[int, list[Message]] = {}
         for message in chosen:
@@ -391,7 +407,10 @@ class MessageAdmin(WorkspacePages, ServiceManagedAdmin):
                 )
             except PixieError as exc:
                 report(request, exc)
-        messages.info(request, done.format(count))
+        if count:
+            messages.info(request, done.format(f"{count:,}"))
+        else:
+            messages.warning(request, none)
 
     def get_urls(self):
         page, message = self.page_path, "<path:object_id>"
