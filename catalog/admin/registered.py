@@ -21,6 +21,7 @@ from catalog.admin.release import ReleaseActions
 from catalog.admin.review import CatalogReviewPages, PublisherTrustPages
 from catalog.admin.skill_history import SkillHistoryPages
 from catalog.admin.skill_pages import SkillPages
+from catalog.admin.version_list import status_pills
 from catalog.bundle_picture import bundle_picture
 from catalog.models import (
     Bundle,
@@ -365,16 +366,9 @@ def bundle_files_context(bundle_version) -> dict:
 class BundleVersionAdmin(
     MemberReadable, ReleaseActions, CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin
 ):
-    list_display = [
-        "bundle",
-        "version",
-        "offered_by",
-        "status",
-        "catalog_review",
-        "skill_count",
-        "published_at",
-        "yank_reason",
-    ]
+    # Where a version stands as pills; a yanked version's reason goes under its row
+    # (change_list_results.html), not in a column that grows every row beside it.
+    list_display = ["bundle", "version", "offered_by", "stage", "skill_count", "published_at"]
     list_filter = ["status", "catalog_review", "bundle__publisher__kind", "bundle"]
     search_fields = ["bundle__name", "bundle__slug", "version"]
     list_select_related = ["bundle__publisher"]
@@ -448,11 +442,15 @@ class BundleVersionAdmin(
 
     @admin.display(description="Skills", ordering="skill_count")
     def skill_count(self, obj):
-        return obj.skill_count
+        return f"{obj.skill_count:,}"
 
     @admin.display(description="Publisher", ordering="bundle__publisher__name")
     def offered_by(self, obj):
         return obj.bundle.publisher.label
+
+    @admin.display(description="Status", ordering="status")
+    def stage(self, obj):
+        return status_pills(obj)
 
     def get_urls(self):
         return self.review_urls() + self.upload_urls() + super().get_urls()
