@@ -22,7 +22,7 @@ from catalog.admin.review import CatalogReviewPages, PublisherTrustPages
 from catalog.admin.skill_history import SkillHistoryPages
 from catalog.admin.skill_pages import SkillPages
 from catalog.admin.version_list import status_pills
-from catalog.bundle_picture import bundle_picture
+from catalog.admin.version_page import VersionPages
 from catalog.models import (
     Bundle,
     BundleCredential,
@@ -38,13 +38,12 @@ from catalog.models import (
     Tool,
     WorkspaceSkill,
 )
-from catalog.selectors import bundle_version_skills, skill_versions_files
+from catalog.selectors import skill_versions_files
 from catalog.services import skill_version_publish
 from catalog.services.catalog_review import review_queue
-from catalog.services.findings import bundle_version_findings
 from catalog.services.publishing import skill_package_check, skill_package_create
 from catalog.services.signing import publisher_key_ensure, signature_summary, signature_words
-from catalog.skill_files_display import skill_display, totals_of
+from catalog.skill_files_display import skill_display
 from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
 from pixie.core.errors import PixieError
 from pixie.core.people.permissions import is_operator
@@ -340,31 +339,14 @@ class BundleCredentialInline(MemberReadableInline, FrozenWhenPublished, admin.Ta
     fields = ["name", "host", "purpose"]
 
 
-def bundle_files_context(bundle_version) -> dict:
-    """Each skill's files, lines and estimated tokens, and the version's totals (two
-    queries), with links to the API's file and .zip downloads."""
-
-    slug, version = bundle_version.bundle.slug, bundle_version.version
-    entries = bundle_version_skills(bundle_version=bundle_version)
-
-    def url_of(skill):
-        kwargs = {"slug": slug, "version": version, "skill": skill}
-        return lambda path: reverse("bundle-skill-file", kwargs={**kwargs, "path": path})
-
-    return {
-        "skill_files": [
-            skill_display(e.skill_version, url_of(e.skill_version.package.slug)) for e in entries
-        ],
-        "skill_totals": totals_of(e.skill_version for e in entries),
-        "bundle_zip_url": reverse(
-            "bundle-version-download", kwargs={"slug": slug, "version": version}
-        ),
-    }
-
-
 @admin.register(BundleVersion)
 class BundleVersionAdmin(
-    MemberReadable, ReleaseActions, CatalogReviewPages, BundleUploadPages, ReadOnlyHistoryAdmin
+    MemberReadable,
+    VersionPages,
+    ReleaseActions,
+    CatalogReviewPages,
+    BundleUploadPages,
+    ReadOnlyHistoryAdmin,
 ):
     # Where a version stands as pills; a yanked version's reason goes under its row
     # (change_list_results.html), not in a column that grows every row beside it.
@@ -453,7 +435,7 @@ class BundleVersionAdmin(
         return status_pills(obj)
 
     def get_urls(self):
-        return self.review_urls() + self.upload_urls() + super().get_urls()
+        return self.version_urls() + self.review_urls() + self.upload_urls() + super().get_urls()
 
     def changelist_view(self, request, extra_context=None):
         extra = {"awaiting_review": review_queue().count() if is_operator(request.user) else None}
@@ -463,21 +445,6 @@ class BundleVersionAdmin(
         if obj is not None and obj.status != Status.DRAFT:
             return self.fields
         return self.state_fields
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        from django.utils.safestring import mark_safe
-
-        bundle_version = self.get_object(request, object_id)
-        extra = {}
-        if bundle_version is not None:
-            # bundle_picture escapes every piece of text it draws.
-            extra["bundle_picture"] = mark_safe(bundle_picture(bundle_version))  # noqa: S308
-            extra.update(bundle_files_context(bundle_version))
-            # Publish and Yank (a confirmation first) for whoever may run the actions.
-            extra["can_release"] = "publish" in self.get_actions(request)
-            extra["findings"] = bundle_version_findings(bundle_version)
-            extra["findings_reason"] = bundle_version.findings_override_reason
-        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
     def has_change_permission(self, request, obj=None):
         if obj is not None and obj.status != Status.DRAFT:
