@@ -7,12 +7,15 @@ from django.db.models.functions import Length
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 
 from catalog.models import Plan
 from pixie import admin_users  # noqa: F401  (the user pages, with offboarding's rule)
 from pixie.admin_install import InstallPages
 from pixie.admin_policy import PolicyPages
+from pixie.core.audit.checks import chain_check_request, chain_check_state
 from pixie.core.audit.log import (
     CATALOG,
     FILTERS,
@@ -29,7 +32,6 @@ from pixie.core.audit.rows import rows_html
 from pixie.core.errors import PixieError, ValidationFailed
 from pixie.core.models import (
     AuditChain,
-    AuditCheck,
     AuditEntry,
     LoginLockout,
     Membership,
@@ -173,6 +175,7 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
         return [
             self.page_path("export.csv", self.export_view, "pixie_auditentry_csv"),
             self.page_path("export.jsonl", self.export_view, "pixie_auditentry_jsonl"),
+            self.page_path("verify/", self.verify_view, "pixie_auditentry_verify", post_only=True),
             *super().get_urls(),
         ]
 
@@ -247,15 +250,51 @@ class AuditLogAdmin(AdminPages, admin.ModelAdmin):
             return redirect(reverse("admin:pixie_auditentry_changelist"))
         return audit_export(audit_entries(query), csv=request.path.endswith(".csv"))
 
+    def verify_view(self, request):
+        """*Verify now*: a walk of every chain, run as a task; the log shows its result."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            asked = chain_check_request(actor=request.user)
+        except PixieError as exc:
+            self.report(request, exc)
+        else:
+            _tell_check_asked(request, asked)
+        return redirect(reverse("admin:pixie_auditentry_changelist") + "#audit-chain")
+
+
+def _tell_check_asked(request, asked) -> None:
+    check = asked.check
+    if not asked.started:
+        messages.info(
+            request,
+            f"A check of the chains is already running, asked for by {check.asked_by} at "
+            f"{date_format(localtime(check.at), 'Y-m-d H:i')}: its result shows here when "
+            "it ends.",
+        )
+        return
+    check.refresh_from_db(fields=["finished_at"])  # tasks that run in-process are done
+    if check.finished_at is not None:
+        messages.success(request, "The chains were checked just now: the result is below.")
+    else:
+        messages.success(
+            request,
+            "Checking every chain now, in the background: the result shows here when the "
+            "walk ends (reload this page in a while).",
+        )
+
 
 HEADS_SHOWN = 20
 
 
 def _chain_state() -> dict:
-    """The last check of the chains and their heads (the catalog's first), for the page."""
+    """The last check of the chains, the one running, and their heads (the catalog's
+    first), for the page."""
     count = AuditChain.objects.count()
+    checks = chain_check_state()
     return {
-        "check": AuditCheck.objects.order_by("-at").first(),
+        "check": checks.last,
+        "running": checks.running,
         "chains": count,
         "heads": AuditChain.objects.order_by(Length("key"), "key")[:HEADS_SHOWN],
         "more_heads": max(count - HEADS_SHOWN, 0),

@@ -197,11 +197,24 @@ class AuditAnchor(models.Model):
 
 
 class AuditCheck(models.Model):
-    """One walk of every chain (manage.py audit_verify): what it found."""
+    """One walk of every chain (pixie.core.audit.checks): asked for by a person on the audit
+    log's page (*Verify now*, run as a task) or by ``manage.py audit_verify``; what it
+    found once it ended."""
 
-    at = models.DateTimeField(auto_now_add=True)
-    entries = models.PositiveBigIntegerField()
-    chains = models.PositiveIntegerField()
+    class Via(models.TextChoices):
+        COMMAND = "command", "manage.py audit_verify"
+        PAGE = "page", "Verify now, on the audit log"
+
+    at = models.DateTimeField(auto_now_add=True)  # when it was asked for
+    finished_at = models.DateTimeField(null=True, blank=True)  # None while the walk runs
+    via = models.CharField(max_length=16, choices=Via.choices, default=Via.COMMAND)
+    # Who pressed *Verify now* (None for the command, or a person since deleted).
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    entries = models.PositiveBigIntegerField(default=0)
+    chains = models.PositiveIntegerField(default=0)
     # The first entry of each broken chain and what no longer matches, in words.
     problems = models.JSONField(default=list)
     unchained = models.PositiveBigIntegerField(default=0)  # entries no chain covers
@@ -210,11 +223,22 @@ class AuditCheck(models.Model):
         get_latest_by = "at"
 
     def __str__(self):
+        if self.finished_at is None:
+            return f"Audit check asked at {self.at:%Y-%m-%d %H:%M}, running"
         return f"Audit check at {self.at:%Y-%m-%d %H:%M}: {len(self.problems)} problems"
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return self.finished_at is not None and not self.problems
+
+    @property
+    def asked_by(self) -> str:
+        """Who or what asked for it, in words: a username, or the command."""
+        if self.requested_by_id is not None:
+            return self.requested_by.get_username()
+        if self.via == self.Via.COMMAND:
+            return self.get_via_display()
+        return "a person since removed"
 
 
 @reversion.register(exclude=["key_hash", "last_used_at"])

@@ -5,6 +5,9 @@ live in pixie.sharing.tasks.)"""
 
 from celery import shared_task
 
+# *Verify now*'s walk of the audit chains, kept beside the service that queues it; imported
+# here so that a worker (which imports each app's tasks) knows it.
+from pixie.core.audit.checks import verify_chains  # noqa: F401
 from pixie.core.notifications.emails import notification_emails_send
 
 

@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from pixie.core.models import AuditCheck
 from tests.reliability.urls import ADMIN_MODEL_VIEW, all_patterns, fill
 from tests.reliability.world import ROLES, build_world
 
@@ -194,6 +195,8 @@ ADMIN_NAMED = {
     "catalog_bundleversion_refuse": "operator_post",
     "catalog_publisher_trust": "operator_post",
     "catalog_publisher_key_new": "operator_post",
+    # The audit log's *Verify now* (pixie.core.audit.checks): who may start it, below.
+    "pixie_auditentry_verify": "post_only",
 }
 # What auditors read of the operators' models (catalog.roles.auditors_group_ensure).
 AUDITED_MODELS = {
@@ -624,6 +627,7 @@ ADMIN_POSTS = [
     ("pixie_notification_choices", {"plan_waiting-in_home": "on"}),
     ("pixie_notification_read", {}),
     ("pixie_contact_directory", {"listed": "yes"}),
+    ("pixie_auditentry_verify", {}),
 ]
 
 
@@ -636,6 +640,31 @@ def test_admin_posts_without_a_csrf_token_are_refused_and_change_nothing(world):
         url = fill(routes[name], name, world)
         assert client.post(url, data).status_code == 403, url
     assert digest() == before
+
+
+# *Verify now* on the audit log: whoever reads the log starts a check of the chains (a row
+# that records it), everyone else is refused and nothing is written.
+VERIFY_NOW = {**NOBODY, "stranger": 403, "member": 403, "owner": 403, "staff": 403,
+              "operator": 302, "auditor": 302, "superuser": 302}  # fmt: skip
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_verify_now_starts_a_check_only_for_those_who_read_the_audit_log(
+    role, world, django_capture_on_commit_callbacks
+):
+    client = Client()
+    if role != "anonymous":
+        client.force_login(world.users[role])
+    before = digest()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("admin:pixie_auditentry_verify"))
+    assert response.status_code == VERIFY_NOW[role], response.status_code
+    if VERIFY_NOW[role] == 302 and role not in NOBODY:
+        check = AuditCheck.objects.get()
+        assert check.requested_by == world.users[role] and check.ok
+        assert response["Location"].startswith(reverse("admin:pixie_auditentry_changelist"))
+    else:
+        assert digest() == before
 
 
 def _enumerated_actions():

@@ -5,11 +5,10 @@ offers *Recover deleted* on change lists. Both write the recorded rows back with
 saves, past the immutability that `save()` and the querysets enforce and past the
 services that own every write: saved once, a yanked release became a draft with no
 skills. Pixie keeps the History list; each entry opens a page that shows the object
-as it was recorded, and nothing there writes. Old text comes back as a new edit
+as it was recorded, compared with the version recorded before it
+(pixie.core.audit.recorded), and nothing there writes. Old text comes back as a new edit
 through the service that owns it, never as a replayed row.
 """
-
-import json
 
 from django.contrib import messages
 from django.contrib.admin.utils import quote, unquote
@@ -21,8 +20,9 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from reversion.admin import VersionAdmin
-from reversion.errors import RevertError
 from reversion.models import Version
+
+from pixie.core.audit.recorded import recorded_version, version_before
 
 READ_ONLY = (
     "History is read-only in Pixie: a recorded version is never saved back over the "
@@ -78,6 +78,9 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
         if request.method != "GET":
             messages.error(request, f"Nothing was reverted. {READ_ONLY}")
             return HttpResponseRedirect(self._history_url(obj))
+        recorded = recorded_version(self.model, version, version_before(version))
+        previous = recorded.previous
+        previous_url = self._revision_url(obj, previous) if previous else None
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -86,7 +89,8 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
             "title": f"{obj} as recorded",
             "version": version,
             "revision": version.revision,
-            "fields": recorded_fields(self.model, version),
+            "recorded": recorded,
+            "previous_url": previous_url,
             "together": recorded_together(version),
             "history_url": self._history_url(obj),
             "read_only": READ_ONLY,
@@ -112,31 +116,15 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
         info = self.opts.app_label, self.opts.model_name
         return HttpResponseRedirect(reverse(f"{self.admin_site.name}:%s_%s_changelist" % info))
 
+    def _revision_url(self, obj, version) -> str:
+        info = self.opts.app_label, self.opts.model_name
+        return reverse(
+            f"{self.admin_site.name}:%s_%s_revision" % info, args=(quote(obj.pk), version.pk)
+        )
+
     def _history_url(self, obj) -> str:
         info = self.opts.app_label, self.opts.model_name
         return reverse(f"{self.admin_site.name}:%s_%s_history" % info, args=[quote(obj.pk)])
-
-
-def recorded_fields(model, version: Version) -> list[dict]:
-    """Each recorded field as a label and a printable value, in the model's order; a
-    record the current model can no longer read is shown as its raw data."""
-    try:
-        values = version.field_dict
-    except RevertError:
-        return [{"label": "Recorded data", "value": version.serialized_data, "block": True}]
-    rows = []
-    for field in model._meta.concrete_fields:
-        if field.attname not in values:
-            continue
-        value = values[field.attname]
-        if isinstance(value, dict | list):
-            value = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-        elif value is None or value == "":
-            value = "—"
-        text = str(value)
-        label = field.verbose_name + (" (id)" if field.is_relation else "")
-        rows.append({"label": label[:1].upper() + label[1:], "value": text, "block": "\n" in text})
-    return rows
 
 
 def recorded_together(version: Version) -> list[str]:

@@ -6,8 +6,9 @@ so does a change to several workspaces). Its digest is SHA-256 over the previous
 and everything the entry stands for: the revision's who, when and comment, the entry's
 scope, path, plan and count, and each recorded object's kind, id, name and serialized
 fields. Change any of those rows behind Pixie's back, delete one, or cut the chain's end,
-and ``chain_verify`` (manage.py audit_verify) names the first entry that no longer
-matches.
+and ``chain_verify`` names the first entry that no longer matches: auditors run it with
+*Verify now* on the audit log, operators with ``manage.py audit_verify`` (a cron, say);
+pixie.core.audit.checks keeps each walk's result.
 
 Chains never fork. The chain's head row (AuditChain) is its lock: a writer takes it as
 the last thing it does before it commits and takes nothing after it, so no two writers
@@ -39,7 +40,7 @@ from django.db import connections, router
 from django.utils.crypto import constant_time_compare, salted_hmac
 from reversion.models import Revision, Version
 
-from pixie.core.models import AuditAnchor, AuditChain, AuditCheck, AuditEntry, Workspace
+from pixie.core.models import AuditAnchor, AuditChain, AuditEntry, Workspace
 
 CATALOG_CHAIN = "catalog"
 VERIFY_CHUNK = 2000
@@ -354,14 +355,3 @@ def _uncovered_problems() -> list[str]:
         f"{count} history row(s) no audit entry covers (revision {ids}{more}): written "
         "outside Pixie; the History pages do not show them."
     ]
-
-
-def chain_check() -> AuditCheck:
-    """Verify every chain and keep what was found, for the audit page."""
-    report = chain_verify()
-    return AuditCheck.objects.create(
-        entries=report.entries,
-        chains=report.chains,
-        problems=report.problems,
-        unchained=report.unchained,
-    )

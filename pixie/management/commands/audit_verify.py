@@ -1,9 +1,10 @@
 """Walk every chain of audit digests and name the first entry of each that no longer
-matches (pixie.core.audit.chain). Exits 1 when one does; the audit log page shows the result."""
+matches (pixie.core.audit.chain). Exits 1 when one does; the audit log page shows the result,
+as it shows the result of its own *Verify now* (pixie.core.audit.checks)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from pixie.core.audit.chain import chain_check
+from pixie.core.audit.checks import chain_check
 
 
 class Command(BaseCommand):
