@@ -125,15 +125,22 @@ class BundleUploadPages(AdminPages):
             self.report(request, exc)
             return HttpResponseRedirect(here)
         version = result.bundle_version
-        done = "Loaded" if result.created else "Already in the catalog:"
         state = version.get_status_display().lower()
-        self.message_user(
-            request,
-            f"{done} {version.bundle.slug} {version.version} ({state}): "
-            f"{result.skill_versions_created} new skill versions, "
-            f"{result.skill_versions_reused} reused.",
-            messages.SUCCESS,
-        )
+        if result.created:
+            self.message_user(
+                request,
+                f"Loaded {version.bundle.slug} {version.version} ({state}): "
+                f"{result.skill_versions_created} new skill versions, "
+                f"{result.skill_versions_reused} reused.",
+                messages.SUCCESS,
+            )
+        else:  # nothing was stored: a notice, not a success
+            self.message_user(
+                request,
+                f"Nothing was stored: {version.bundle.slug} {version.version} ({state}) is "
+                "already in the catalog with the same content.",
+                messages.WARNING,
+            )
         for notice in result.notices:
             self.message_user(request, notice, messages.INFO)
         if publish and version.is_draft:

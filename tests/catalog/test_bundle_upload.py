@@ -449,3 +449,19 @@ def test_a_zips_table_is_counted_before_zipfile_reads_it(ledger, tmp_path):
         zip_directory_check(path, Limits(entries=299, name_bytes=100, declared_bytes=1))
     with pytest.raises(ArchiveRefused, match="name is 4 bytes long; the limit is 3"):
         zip_directory_check(path, Limits(entries=300, name_bytes=3, declared_bytes=1))
+
+
+def test_loading_what_is_already_there_is_a_warning_that_nothing_was_stored(
+    operator_client, ledger
+):
+    call_command("bundle_load", str(ledger), "--publish")
+    preview = upload(operator_client, "ledger-tools.zip", zip_of(ledger))
+    answer = confirm(operator_client, preview.context["token"], publish=False, follow=True)
+    shown = [(m.level_tag, str(m)) for m in answer.context["messages"]]
+    assert shown == [
+        (
+            "warning",
+            "Nothing was stored: ledger-tools 1.0.0 (published) is already in the catalog "
+            "with the same content.",
+        )
+    ]

@@ -336,9 +336,9 @@ def test_each_skills_size_and_the_bundles_total_are_in_the_plan(tmp_path, acme, 
     assert total["lines"] == sum(s["lines"] for s in sizes.values())
     assert total["over_guidance"] == ["ledger-export"]
     page = plan_page(owner, plan)
-    assert f"about {export['estimated_tokens']} tokens" in page
+    assert f"about {export['estimated_tokens']:,} tokens" in page
     assert "past the Agent Skills guidance" in page
-    assert f"about {total['estimated_tokens']} tokens in all" in page
+    assert f"about {total['estimated_tokens']:,} tokens in all" in page
 
 
 def test_files_that_only_moved_are_moves_and_the_plans_file_diffs_stay_bounded(

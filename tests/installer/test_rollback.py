@@ -313,11 +313,6 @@ def test_a_rollback_says_a_rollback_replaced_the_pinned_revisions(rolled_back):
     ]
 
 
-@pytest.mark.xfail(
-    reason="templates/admin/catalog/plan/review.html (#repoint-backlog) still writes "
-    "'this upgrade replaced'; it should write '{{ replaced_by }} replaced'",
-    strict=False,
-)
 def test_the_rollback_page_does_not_call_itself_an_upgrade(rolled_back):
     review = admin_for(rolled_back["owner"]).get(
         reverse("admin:catalog_plan_review", args=[rolled_back["rollback"].pk])

@@ -103,6 +103,12 @@ def test_each_installer_page_leads_home_through_its_section_list_and_object(owne
         reverse("admin:catalog_plan_skill", args=[plan.pk, "invoice-chase"]): (
             f"Home › Workspaces › Plans › Plan #{plan.pk} › @invoice-chase"
         ),
+        reverse("admin:catalog_plan_review", args=[plan.pk]): (
+            f"Home › Workspaces › Plans › Plan #{plan.pk}"
+        ),
+        reverse("admin:catalog_plan_history", args=[plan.pk]): (
+            f"Home › Workspaces › Plans › {plan} › History"
+        ),
         reverse("admin:catalog_installation_changelist"): "Home › Workspaces › Installations",
         reverse("admin:catalog_installation_change", args=[installation.pk]): (
             f"Home › Workspaces › Installations › {installation}"
@@ -137,3 +143,14 @@ def test_each_page_of_a_workspace_skill_leads_home_through_the_skill(owner, inst
     page = client.get(reverse("admin:catalog_workspaceskill_text", args=[skill.pk, 1]))
     assert crumbs(page) == f"{under} › Revision 1"
     assert Plan.objects.count() == 1  # reading changed nothing
+
+
+def test_a_crumb_to_a_list_the_reader_may_not_open_is_named_not_linked(db):
+    operator = make_user("opal", is_staff=True)
+    operator.groups.add(operators_group_ensure())
+    client = admin_for(operator)
+    page = client.get(reverse("admin:catalog_plan_ask"))
+    assert page.status_code == 200
+    assert crumbs(page) == "Home › Workspaces › Plans › Ask for a plan"
+    assert reverse("admin:catalog_plan_changelist") + '"' not in page.content.decode()
+    assert client.get(reverse("admin:catalog_plan_changelist")).status_code == 403
