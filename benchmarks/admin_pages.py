@@ -43,9 +43,12 @@ def browser_for(user) -> Client:
     return browser
 
 
-def measure(browser: Client, url: str) -> tuple[int, float, int]:
-    """(queries, median seconds, bytes) over RUNS fetches, after one warm-up."""
+def measure(browser: Client, url: str) -> tuple[int, float, int, float]:
+    """(queries, median seconds, bytes) over RUNS fetches, after one warm-up, and the
+    warm-up's own seconds (the first visit)."""
+    started = time.perf_counter()
     response = browser.get(url)
+    first = time.perf_counter() - started
     assert response.status_code == 200, (url, response.status_code)
     # Counted at the cursor: the request_started signal empties connection.queries.
     queries = []
@@ -56,7 +59,32 @@ def measure(browser: Client, url: str) -> tuple[int, float, int]:
         started = time.perf_counter()
         response = browser.get(url)
         timings.append(time.perf_counter() - started)
-    return len(queries), statistics.median(timings), len(response.content)
+    return len(queries), statistics.median(timings), len(response.content), first
+
+
+def next_draft(published: BundleVersion) -> BundleVersion:
+    """A draft after ``published``: the same skills, five of them changed (a new skill
+    version each, its body a paragraph longer)."""
+    from catalog.models import BundleSkill, SkillVersion
+
+    draft = BundleVersion.objects.create(
+        bundle=published.bundle, version="99.0.0", notes="Five skills say more."
+    )
+    entries = list(published.skills.select_related("skill_version").order_by("position"))
+    rows = []
+    for n, entry in enumerate(entries):
+        version = entry.skill_version
+        if n % 10 == 0:
+            version = SkillVersion.objects.create(
+                package_id=version.package_id,
+                version="99.0.0",
+                name=version.name,
+                description=version.description,
+                body=version.body + "\n\nRead the ledger again before answering.\n",
+            )
+        rows.append(BundleSkill(bundle_version=draft, skill_version=version, position=n + 1))
+    BundleSkill.objects.bulk_create(rows)
+    return draft
 
 
 def main() -> list[str]:
@@ -86,6 +114,8 @@ def main() -> list[str]:
         actor=owner,
     )
     agent = Agent.objects.filter(workspace=workspace).order_by("pk").first()
+    published = BundleVersion.objects.get(pk=big.bundle_version_ids[0])
+    draft = next_draft(published)
     pages = [
         (
             "bundle changelist (operator)",
@@ -98,6 +128,18 @@ def main() -> list[str]:
             f"{len(plan.steps)} steps, 50 skills",
             owner,
             reverse("admin:catalog_plan_review", args=[plan.pk]),
+        ),
+        (
+            "bundle version page, published (operator)",
+            "50 skills, the first version",
+            operator,
+            reverse("admin:catalog_bundleversion_change", args=[published.pk]),
+        ),
+        (
+            "bundle version page, draft (operator)",
+            "50 skills, 5 changed against the published one",
+            operator,
+            reverse("admin:catalog_bundleversion_change", args=[draft.pk]),
         ),
         (
             "agent change (owner)",
@@ -118,14 +160,15 @@ def main() -> list[str]:
         f"Django's test client against PostgreSQL, bench_seed data; median of {RUNS} "
         "renders after a warm-up (the whole request: middleware, queries, template).",
         "",
-        "| page | data size | queries | median render | HTML |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| page | data size | queries | first visit | median render | HTML |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for title, size, user, url in pages:
         log(title)
-        queries, seconds, length = measure(browser_for(user), url)
+        queries, seconds, length, first = measure(browser_for(user), url)
         lines.append(
-            f"| {title} | {size} | {queries} | {seconds * 1000:.1f} ms | {length / 1024:,.0f} KiB |"
+            f"| {title} | {size} | {queries} | {first * 1000:.0f} ms | {seconds * 1000:.1f} ms "
+            f"| {length / 1024:,.0f} KiB |"
         )
     lines.append("")
     return lines

@@ -14,8 +14,8 @@ from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from catalog.models import Status
 from catalog.services import bundle_version_publish, bundle_version_yank

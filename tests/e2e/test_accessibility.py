@@ -227,8 +227,8 @@ def follow_links(tab, crawl: Crawl, read_elsewhere: set[str]):
 
 def test_the_axe_injected_is_the_one_package_json_pins(chromium):
     """The crawl reads with the axe-core package.json pins, 4.14.1 or newer, not the 4.12
-    that the Python wrapper axe-playwright-python bundled (where label-content-name-mismatch is experimental,
-    so off)."""
+    that the Python wrapper axe-playwright-python bundled (where
+    label-content-name-mismatch is experimental, so off)."""
     require_axe()
     context = chromium.new_context()
     try:
