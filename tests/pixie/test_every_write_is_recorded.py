@@ -36,6 +36,7 @@ from catalog.services.catalog_review import (
     catalog_review_refuse,
     publisher_trust,
 )
+from catalog.services.drafts import bundle_version_draft_edit
 from catalog.services.publishing import skill_package_create, skill_version_publish
 from catalog.services.signing import publisher_key_register, publisher_key_rotate
 from catalog.services.workspace_skills import (
@@ -272,9 +273,11 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a skill version published", lambda: state.update(version=skill_version_publish(
             skill_version=make_skill_version("walked", publisher=publisher), actor=operator)),
          []),
-        ("a bundle published", lambda: bundle_version_publish(
+        ("a draft's notes and order", lambda: state.update(kit=bundle_version_draft_edit(
             bundle_version=make_bundle_version("walkers-kit", skills=[state["version"]]),
-            actor=operator), []),
+            actor=operator, notes="Walks first.", order=["walked"])), []),
+        ("a bundle published", lambda: bundle_version_publish(
+            bundle_version=state["kit"], actor=operator), []),
         ("a bundle loaded", lambda: call_command(
             "bundle_load", "catalog/demo/support-desk-1.0.0", "--publish"), []),
         ("a yank", lambda: bundle_version_yank(
