@@ -440,6 +440,20 @@ CELERY_BEAT_SCHEDULE["forget-old-delivery-clients"] = {
     "task": "pixie.delivery.tasks.forget_old_clients",
     "schedule": float(os.environ.get("PIXIE_DELIVERY_FORGET_EVERY", "86400")),
 }
+# --- Sources (the git repositories skills are published in, pixie.sources) ---
+# A source must be an https:// repository on a public address. On, plain http://, file://
+# and local paths, and loopback and private addresses are allowed too: an air-gapped site's
+# own mirror, or a test's server on 127.0.0.1.
+PIXIE_SOURCES_ALLOW_PRIVATE = env_bool("PIXIE_SOURCES_ALLOW_PRIVATE", False)
+# Wall-clock seconds one check of a source may take (listing its refs, fetching, reading
+# the commit); past it git is killed and the mirror is left as it was.
+PIXIE_SOURCES_FETCH_SECONDS = float(os.environ.get("PIXIE_SOURCES_FETCH_SECONDS", "120"))
+# Bytes one fetch may add to a source's mirror (the first fetch brings the whole history):
+# twice a bundle's ceiling, for the history and the files beside the skill folders.
+PIXIE_SOURCES_MAX_BYTES = int(os.environ.get("PIXIE_SOURCES_MAX_BYTES", str(512 << 20)))
+# Git objects (commits, trees, files) a source's mirror may hold after a fetch: skill
+# collections hold a few thousand; a large application's repository holds millions.
+PIXIE_SOURCES_MAX_OBJECTS = int(os.environ.get("PIXIE_SOURCES_MAX_OBJECTS", "200000"))
 
 # Rate-limit counters live in Redis when there is one (shared by every process),
 # in each process's memory otherwise (a developer's machine). Their own cache,

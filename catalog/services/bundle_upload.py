@@ -158,7 +158,8 @@ class _Entry:
     refused: str = ""  # why the entry is refused by its kind (it still counts)
 
 
-def _name_problem(name: str) -> str | None:
+def entry_name_problem(name: str) -> str | None:
+    """What is wrong with an entry's path (an archive's, or a repository tree's), or None."""
     if len(name) > MAX_PATH:
         return f"its path is {len(name):,} characters long; the limit is {MAX_PATH:,}"
     if why := file_name_problem(name):
@@ -312,7 +313,7 @@ def _extract(entries, opener, into: Path, problems: list[str], notices: list[str
                 "these and upload it again"
             )
             return
-        why = entry.refused or _name_problem(entry.name)
+        why = entry.refused or entry_name_problem(entry.name)
         if why:
             problems.append(f"{_shown(entry.name)}: refused: {why}")
             continue

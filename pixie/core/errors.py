@@ -148,3 +148,14 @@ class StateError(PixieError):
 class PermissionRefused(PixieError):
     code = ErrorCode.FORBIDDEN
     status = 403
+
+
+class DestinationRefused(PixieError):
+    """This server will not connect there (a contact's inbox, a source's repository);
+    ``reason`` says why, in a few words."""
+
+    code = ErrorCode.DESTINATION_REFUSED
+
+    def __init__(self, message: str, *, reason: str):
+        super().__init__(message)
+        self.reason = reason

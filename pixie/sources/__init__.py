@@ -1,6 +1,18 @@
 """Sources: following the git repositories where skills are published, so that the
-catalog keeps up with them.
+catalog keeps up with them (issue #43; the top layer, beside pixie.installer and
+pixie.sharing, above agents, egress, catalog and pixie.core in pyproject.toml's layers).
 
-An empty place for now, named in the layers contract (pyproject.toml): the top layer,
-beside pixie.installer and pixie.sharing, above agents, egress, catalog and pixie.core.
+So far, the part that talks to git, with no model of its own yet:
+
+- destinations: which repository URLs may be fetched, every resolved address checked
+  (PIXIE_SOURCES_ALLOW_PRIVATE for a mirror on a private network or a test's loopback);
+- git_command: the one way git is run, fenced (environment, protocols, redirects, the
+  checked address pinned, no hooks, submodules or LFS, a deadline, capped output);
+- git_mirror: a bare mirror per source, fetched with full history and no '+' refspec,
+  the ref's movement decided by ancestry (first, unchanged, forward, backwards,
+  rewritten, vanished), bounded by PIXIE_SOURCES_FETCH_SECONDS, _MAX_BYTES, _MAX_OBJECTS;
+- tree_export: the skill folders at a commit written out as a bundle folder that
+  catalog's folder reader parses (symlinks never followed, submodules empty);
+- upstream_text: commit messages, author names and paths bounded and made visible.
+
 What it finds becomes a catalog release through catalog's own services."""

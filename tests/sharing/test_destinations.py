@@ -4,10 +4,10 @@ import ipaddress
 
 import pytest
 
+from pixie.core.web.addresses import address_problem
 from pixie.sharing.destinations import (
     DestinationRefused,
     Inbox,
-    address_problem,
     destination_resolve,
     inbox_parse,
     inbox_url_problems,
