@@ -18,7 +18,8 @@ from catalog.skill_content import GUIDANCE_LINES, GUIDANCE_TOKENS  # noqa: E402,
 SEMVER_RE = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?",
+    re.ASCII,  # \d is 0-9 only: "١.٢.٠" (Arabic-Indic digits) is not a version
 )
 CREDENTIAL_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
 HOST_LABEL_RE = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
