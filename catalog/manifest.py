@@ -14,6 +14,11 @@ bundle.toml as ``bundle.signature.json``:
     {"format": "pixie-bundle-signature/1", "signer": <publisher slug>,
      "key": <base64 public key>, "signature": <base64 signature>,
      "manifest": <the manifest>}
+
+A version made from a source (pixie.sources) also names the upstream commit it was made
+from under the optional key ``source`` (repository, ref, commit, committed_at, author,
+message). The key is there only when the version has a source, so the manifest of every
+other version is byte for byte what it was, and signatures made before still verify.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import nacl.exceptions
 from nacl.signing import SigningKey, VerifyKey
@@ -51,6 +57,56 @@ class ManifestSkill:
     files: tuple[ManifestFile, ...]
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """The upstream commit a bundle version was made from (its source's repository and
+    ref, the commit's SHA, date, author and message as Pixie keeps them)."""
+
+    repository: str
+    ref: str
+    commit: str
+    committed_at: datetime | None = None
+    author: str = ""
+    message: str = ""
+
+    @classmethod
+    def of(cls, bundle_version) -> Provenance | None:
+        """A stored version's provenance (its ``source_*`` fields), or None."""
+        if not bundle_version.source_commit:
+            return None
+        return cls(
+            repository=bundle_version.source_repository,
+            ref=bundle_version.source_ref,
+            commit=bundle_version.source_commit,
+            committed_at=bundle_version.source_committed_at,
+            author=bundle_version.source_author,
+            message=bundle_version.source_message,
+        )
+
+    def fields(self) -> dict:
+        """The BundleVersion fields that store it."""
+        return {
+            "source_repository": self.repository,
+            "source_ref": self.ref,
+            "source_commit": self.commit,
+            "source_committed_at": self.committed_at,
+            "source_author": self.author,
+            "source_message": self.message,
+        }
+
+    def as_manifest(self) -> dict:
+        """The manifest's ``source`` object: the date in UTC, as a database gives it back."""
+        when = self.committed_at
+        return {
+            "repository": self.repository,
+            "ref": self.ref,
+            "commit": self.commit,
+            "committed_at": when.astimezone(UTC).isoformat() if when else "",
+            "author": self.author,
+            "message": self.message,
+        }
+
+
 def manifest_of(
     *,
     publisher: str,
@@ -61,9 +117,10 @@ def manifest_of(
     hosts: Iterable[tuple[str, int, str]],
     credentials: Iterable[tuple[str, str, str]],
     skills: Iterable[ManifestSkill],
+    provenance: Provenance | None = None,
 ) -> dict:
     """The manifest of a bundle version, from plain values (see the module docstring)."""
-    return {
+    manifest = {
         "format": MANIFEST_FORMAT,
         "publisher": publisher,
         "bundle": bundle,
@@ -95,6 +152,9 @@ def manifest_of(
             for skill in skills
         ],
     }
+    if provenance is not None:
+        manifest["source"] = provenance.as_manifest()
+    return manifest
 
 
 def canonical(manifest: dict) -> bytes:
@@ -140,6 +200,10 @@ def differences(signed: dict, actual: dict, signer: str) -> list[str]:
         problems.append(f"the hosts do not match what {signer} signed")
     if signed.get("credentials") != actual.get("credentials"):
         problems.append(f"the credentials do not match what {signer} signed")
+    if signed.get("source") != actual.get("source"):
+        problems.append(
+            f"the source (repository, ref, commit) does not match what {signer} signed"
+        )
     signed_skills = {s["slug"]: s for s in _skills(signed)}
     actual_skills = {s["slug"]: s for s in _skills(actual)}
     for slug, skill in actual_skills.items():

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "pixie.installer",
     "pixie.sharing",
     "pixie.delivery",
+    "pixie.sources",
 ]
 
 MIDDLEWARE = [
@@ -454,6 +455,12 @@ PIXIE_SOURCES_MAX_BYTES = int(os.environ.get("PIXIE_SOURCES_MAX_BYTES", str(512 
 # Git objects (commits, trees, files) a source's mirror may hold after a fetch: skill
 # collections hold a few thousand; a large application's repository holds millions.
 PIXIE_SOURCES_MAX_OBJECTS = int(os.environ.get("PIXIE_SOURCES_MAX_OBJECTS", "200000"))
+# How often the beat task looks for sources whose check is due (each source says its own
+# interval, an hour by default); each due source is checked in a task of its own.
+CELERY_BEAT_SCHEDULE["check-due-sources"] = {
+    "task": "pixie.sources.tasks.check_due_sources",
+    "schedule": float(os.environ.get("PIXIE_SOURCES_CHECK_EVERY", "300")),
+}
 
 # Rate-limit counters live in Redis when there is one (shared by every process),
 # in each process's memory otherwise (a developer's machine). Their own cache,

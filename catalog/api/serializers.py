@@ -184,6 +184,17 @@ class ApprovalRuleSerializer(serializers.Serializer):
     rule = serializers.CharField()
 
 
+class ProvenanceSerializer(serializers.Serializer):
+    """The upstream commit a source made the version from (in its signed manifest)."""
+
+    repository = serializers.CharField()
+    ref = serializers.CharField()
+    commit = serializers.CharField(help_text="The commit's full SHA.")
+    committed_at = serializers.DateTimeField(allow_null=True)
+    author = serializers.CharField(help_text="Upstream's words, bounded and made visible.")
+    message = serializers.CharField(help_text="Upstream's words, bounded and made visible.")
+
+
 class BundleVersionHeadSerializer(serializers.ModelSerializer):
     """A version's own fields and its bundle's, without its contents."""
 
@@ -229,6 +240,7 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
     approval_rules = serializers.SerializerMethodField()
     totals = serializers.SerializerMethodField()
     download = serializers.SerializerMethodField()
+    provenance = serializers.SerializerMethodField()
 
     class Meta(BundleVersionHeadSerializer.Meta):
         fields = [
@@ -239,7 +251,14 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
             "approval_rules",
             "totals",
             "download",
+            "provenance",
         ]
+
+    @extend_schema_field(ProvenanceSerializer(allow_null=True))
+    def get_provenance(self, bundle_version) -> dict | None:
+        """Where the version came from upstream (a source's commit), or null."""
+        provenance = bundle_version.provenance
+        return ProvenanceSerializer(provenance).data if provenance else None
 
     @staticmethod
     def get_totals(bundle_version) -> dict:
@@ -265,7 +284,7 @@ class BundleVersionSerializer(BundleVersionHeadSerializer):
 
 
 CONTENT_FIELDS = [
-    "skills", "hosts", "credentials", "approval_rules", "totals", "download"
+    "skills", "hosts", "credentials", "approval_rules", "totals", "download", "provenance"
 ]  # fmt: skip
 
 
@@ -288,7 +307,8 @@ def bundle_version_data(bundle_version: BundleVersion, own: dict | None = None) 
         return {**own, **_contents(bundle_version)}
     # published_at in the key: a pk alone could be reused by a restored or test database.
     published = bundle_version.published_at.timestamp()
-    key = f"catalog:bundle-version-contents:{bundle_version.pk}:{published}"
+    # "2": the contents with their provenance (a cache kept across a release holds none).
+    key = f"catalog:bundle-version-contents:2:{bundle_version.pk}:{published}"
     return {**own, **cache.get_or_set(key, lambda: _contents(bundle_version), timeout=None)}
 
 

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from catalog.manifest import Provenance
 from catalog.validators import (
     DESCRIPTION_MAX,
     NAME_MAX,
@@ -216,6 +217,12 @@ class BundleVersion(PublishedImmutable):
         "manifest_sha256",
         "signature",
         "signing_key_id",
+        "source_repository",
+        "source_ref",
+        "source_commit",
+        "source_committed_at",
+        "source_author",
+        "source_message",
     )
 
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="versions")
@@ -264,6 +271,16 @@ class BundleVersion(PublishedImmutable):
     )
     # What a person should weigh in the skills' text (catalog.findings), scanned when the
     # version is published; not content: a later rule set may scan it again.
+    # Provenance: the upstream commit a source made this version from (pixie.sources),
+    # plain fields so that the version keeps them when its source is deleted; in the
+    # signed manifest when set (catalog.manifest.Provenance). Author and message are
+    # upstream's words, bounded and made visible (pixie.sources.upstream_text).
+    source_repository = models.CharField(max_length=2000, blank=True, default="", db_default="")
+    source_ref = models.CharField(max_length=255, blank=True, default="", db_default="")
+    source_commit = models.CharField(max_length=64, blank=True, default="", db_default="")
+    source_committed_at = models.DateTimeField(null=True, blank=True)
+    source_author = models.CharField(max_length=300, blank=True, default="", db_default="")
+    source_message = models.TextField(blank=True, default="", db_default="")
     findings = models.JSONField(null=True, blank=True, editable=False)
     findings_override_reason = models.CharField(
         max_length=DESCRIPTION_MAX,
@@ -284,6 +301,11 @@ class BundleVersion(PublishedImmutable):
     @classmethod
     def published_q(cls):
         return ~models.Q(status=Status.DRAFT)
+
+    @property
+    def provenance(self):
+        """The upstream commit this version was made from, or None."""
+        return Provenance.of(self)
 
     @property
     def is_draft(self) -> bool:

@@ -19,6 +19,7 @@ from catalog.bundle_files import (
 )
 from catalog.finding_rules import guardrail_rules
 from catalog.findings import body_line_offset, is_markdown
+from catalog.manifest import Provenance
 from catalog.mentions import describe_unresolved, unresolved_by_skill
 from catalog.models import (
     Bundle,
@@ -181,6 +182,13 @@ def _problems(spec: BundleSpec, tools: set[str]) -> list[str]:
     return problems
 
 
+def bundle_version_holds(existing: BundleVersion, spec: BundleSpec) -> bool:
+    """Whether a stored version holds what the parsed folder holds (its description,
+    notes, skills by content in order, hosts and credentials), whatever its number: the
+    content identity a source compares upstream with."""
+    return _same_bundle_version(existing, spec)
+
+
 def _same_bundle_version(existing: BundleVersion, spec: BundleSpec) -> bool:
     stored = list(
         existing.skills.select_related("skill_version__package")
@@ -232,20 +240,27 @@ def bundle_load_check(spec: BundleSpec) -> BundleLoadCheck:
 
 
 def bundle_load(
-    *, spec: BundleSpec, actor, publish: bool = False, findings_override: str = ""
+    *,
+    spec: BundleSpec,
+    actor,
+    publish: bool = False,
+    findings_override: str = "",
+    provenance: Provenance | None = None,
+    comment: str = "",
 ) -> BundleLoadResult:
     """Write a parsed bundle folder into the catalog, all of it or nothing.
 
     Loading the same folder twice changes nothing; a version that exists with
     other content is refused, since published versions never change. A skill whose
-    content is already in the catalog reuses that skill version.
+    content is already in the catalog reuses that skill version. ``provenance``: the
+    upstream commit a source read the folder from, kept on a new version.
     """
     check = bundle_load_check(spec)
     if check.problems:
         raise BundleFileError(check.problems)
     existing, resolution = check.existing, check.resolution
 
-    comment = f"Loaded bundle {spec.slug} {spec.version} from files"
+    comment = comment or f"Loaded bundle {spec.slug} {spec.version} from files"
     # The bytes just read: the findings scan need not read them back.
     blobs = {f.sha256: f.data for s in spec.skills for f in s.files} if publish else None
     # A new version to publish: its findings are scanned while its files are stored.
@@ -257,7 +272,7 @@ def bundle_load(
     with transaction.atomic(), audited(actor=actor, comment=comment), scanning as aside:
         created_skills = 0
         if existing is None:
-            bundle_version, created_skills = _create(spec, resolution, aside)
+            bundle_version, created_skills = _create(spec, resolution, aside, provenance)
         else:
             bundle_version = existing
         published = False
@@ -338,7 +353,10 @@ def blobs_store(files) -> None:
 
 
 def _create(
-    spec: BundleSpec, resolution: _Resolution, aside: ScanAside | None = None
+    spec: BundleSpec,
+    resolution: _Resolution,
+    aside: ScanAside | None = None,
+    provenance: Provenance | None = None,
 ) -> tuple[BundleVersion, int]:
     publisher, _ = Publisher.objects.get_or_create(
         slug=spec.publisher,
@@ -359,6 +377,7 @@ def _create(
         notes=spec.notes,
         # Signed elsewhere and checked (bundle_load_check): the signature is kept as it came.
         **(carried_signature_fields(spec.signature) if spec.signature else {}),
+        **(provenance.fields() if provenance else {}),
     )
     new = [s for s in spec.skills if s.slug not in resolution.reuse]
     packages = {

@@ -221,6 +221,7 @@ def _stored_content(
         hosts=hosts,
         credentials=credentials,
         skills=skills,
+        provenance=bundle_version.provenance,
     )
     return manifest, {entry[0]: entry[4] for entry in entries}
 

@@ -294,6 +294,11 @@ class Notification(models.Model):
             "delivery_maker_left",
             "A person who made delivery tokens left (the tokens still work)",
         )
+        SOURCE_DRAFT_WAITING = (
+            "source_draft_waiting",
+            "An upstream change made a draft that waits for an operator (operators)",
+        )
+        SOURCE_FAILED = "source_failed", "A source's check failed (operators)"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"

@@ -2,7 +2,19 @@
 catalog keeps up with them (issue #43; the top layer, beside pixie.installer and
 pixie.sharing, above agents, egress, catalog and pixie.core in pyproject.toml's layers).
 
-So far, the part that talks to git, with no model of its own yet:
+The source and its check (no admin pages or API yet):
+
+- models: Source, the repository a bundle follows (url, ref, folder, skill folders,
+  metadata for a repository without bundle.toml, a token's variable NAME, interval,
+  paused) and its last check (result, words, commit, next check, the waiting draft);
+- services: source_check, one worker a source (its row locked, skip_locked): fetch,
+  export, read, compare with the bundle's newest version, and an upstream change made a
+  draft with its provenance (catalog.manifest.Provenance, signed when published),
+  replacing the draft still waiting; a rewrite, a move backwards, a ref or a listed
+  folder gone reported, never a draft; operators told (notify_operators);
+- tasks (check_due_sources on beat, check_source each) and manage.py sources_check.
+
+The part that talks to git:
 
 - destinations: which repository URLs may be fetched, every resolved address checked
   (PIXIE_SOURCES_ALLOW_PRIVATE for a mirror on a private network or a test's loopback);

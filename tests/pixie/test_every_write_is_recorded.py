@@ -71,6 +71,8 @@ from pixie.login_throttle import login_failed
 from pixie.sharing import services as sharing
 from pixie.sharing.dispatch import message_dispatch
 from pixie.sharing.models import BlockedSender, Message
+from pixie.sources.models import Source
+from pixie.sources.services import source_check
 from tests.factories import (
     make_bundle_version,
     make_publisher,
@@ -79,6 +81,7 @@ from tests.factories import (
 )
 from tests.reliability.world import build_world
 from tests.sharing.strangers import envelope as stranger_envelope
+from tests.sources.git_server import git_server, upstream  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -130,7 +133,7 @@ class Ran:
 
 
 def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
-    demo_catalog, django_capture_on_commit_callbacks
+    demo_catalog, django_capture_on_commit_callbacks, request, settings, tmp_path
 ):
     capture = django_capture_on_commit_callbacks
     world = build_world(demo_catalog, capture)
@@ -238,6 +241,18 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         long_ago = timezone.now() - timedelta(days=400)
         Message.objects.filter(pk=state["fourth"].pk).update(created_at=long_ago)
         assert expire_unknown_messages.delay().get() == 1
+
+    def a_source():
+        # A repository served on loopback (tests/sources/git_server.py).
+        served = request.getfixturevalue("upstream")
+        settings.DATA_DIR = tmp_path / "data"
+        served.skill("walk-upstream", "Walk upstream.")
+        served.commit("A skill")
+        served.push()
+        state["source"] = Source.objects.create(
+            url=served.url, ref="main", metadata={"slug": "walkers-upstream"}
+        )
+        assert source_check(state["source"], actor=operator).last_result == "draft"
 
     pending = BundleVersion.objects.get(pk=world.ids["pending_version"])
     publisher = make_publisher("walkers")
@@ -363,6 +378,9 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
             workspace=acme, actor=owner, username="mia"), [acme]),
         ("a login locked", lambda: [login_failed(RequestFactory().post("/admin/login/"), "ghost")
                                     for _ in range(5)], []),
+        ("a source's draft", a_source, [lambda: state["source"]]),
+        ("a source checked again", lambda: source_check(state["source"], actor=operator),
+         [lambda: state["source"]]),
     ]  # fmt: skip
     auditors = Group.objects.get(name="auditors")
     assert auditors  # the world's groups exist: a write path is walked as its user takes it

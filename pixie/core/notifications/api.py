@@ -53,6 +53,8 @@ class ChoicesSerializer(StrictSerializer):
     version_published = ChoiceSerializer(required=False)
     owners_and_rules = ChoiceSerializer(required=False)
     delivery_maker_left = ChoiceSerializer(required=False)
+    source_draft_waiting = ChoiceSerializer(required=False)
+    source_failed = ChoiceSerializer(required=False)
 
 
 class NotificationList(InWorkspace, generics.ListAPIView):

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from pixie.core.errors import ErrorCode, ValidationFailed
 from pixie.core.models import Membership, Notification, NotificationChoice
+from pixie.core.people.permissions import OPERATORS_GROUP
 from pixie.core.tasks import send_notification_emails
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,52 @@ def notify(*, kind: str, notices: Iterable[Notice]) -> int:
                     email_wanted=by_email and bool(email),
                 )
             )
+    if not rows:
+        return 0
+    Notification.objects.bulk_create(rows, ignore_conflicts=True)
+    if any(row.email_wanted for row in rows):
+        transaction.on_commit(_queue_emails)
+    return len(rows)
+
+
+def notify_operators(*, kind: str, event: str, title: str, url: str = "") -> int:
+    """Tell every active operator (a superuser, or in the group ``operators``) of an event
+    that is the catalog's, not a workspace's: a notification belongs to a workspace, so
+    each is told in the first workspace they are a member of (an operator in none is not
+    told here). As each chose; an event is told once."""
+    operators = (
+        Membership.objects.filter(user__is_active=True)
+        .filter(Q(user__is_superuser=True) | Q(user__groups__name=OPERATORS_GROUP))
+        .order_by("user_id", "pk")
+        .values_list("user_id", "workspace_id", "user__email")
+    )
+    first: dict[int, tuple[int, str]] = {}
+    for user_id, workspace_id, email in operators:
+        first.setdefault(user_id, (workspace_id, email))
+    if not first:
+        return 0
+    chosen = {
+        user_id: (in_home, by_email)
+        for user_id, in_home, by_email in NotificationChoice.objects.filter(
+            user_id__in=first, kind=kind
+        ).values_list("user_id", "in_home", "by_email")
+    }
+    rows = []
+    for user_id, (workspace_id, email) in first.items():
+        in_home, by_email = chosen.get(user_id, (True, True))
+        if not (in_home or by_email):
+            continue
+        rows.append(
+            Notification(
+                user_id=user_id,
+                workspace_id=workspace_id,
+                kind=kind,
+                event=event[:EVENT_MAX],
+                title=_clip(title),
+                url=url,
+                email_wanted=by_email and bool(email),
+            )
+        )
     if not rows:
         return 0
     Notification.objects.bulk_create(rows, ignore_conflicts=True)
