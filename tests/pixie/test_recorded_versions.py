@@ -166,10 +166,9 @@ def test_a_long_history_is_read_in_the_same_number_of_queries(
 
 
 def test_a_hostile_text_is_compared_in_bounded_work(agent, owner, auditor):
-    """Thousands of lines, every other one changed: shown as removed then added, said so,
-    quickly (the diff every comparison uses, catalog.line_diff)."""
-    import time
-
+    """Thousands of lines, every other one changed: shown as removed then added, and said
+    so (the diff every comparison uses, catalog.line_diff, whose budget bounds the work;
+    its time at two sizes is in the session's note, not asserted here)."""
     with audited(actor=owner, comment="Hostile"):
         Agent.objects.filter(pk=agent.pk).update(
             system_prompt="\n".join(f"line {n} a" for n in range(6000))
@@ -181,7 +180,5 @@ def test_a_hostile_text_is_compared_in_bounded_work(agent, owner, auditor):
         )
         Agent.objects.get(pk=agent.pk).save()
     latest = versions_of(agent)[-1]
-    started = time.monotonic()
     main = main_of(admin_for(auditor).get(revision_url(agent, latest)))
-    assert time.monotonic() - started < 5
     assert "Too many lines changed to align them one by one" in main
