@@ -25,6 +25,8 @@ def operators_group_ensure() -> Group:
             content_type__app_label="catalog", content_type__model__in=CATALOG_MODELS
         )
         | Permission.objects.filter(content_type__app_label="catalog", codename="view_tool")
+        # The repositories the catalog follows (pixie.sources, named here by label only).
+        | Permission.objects.filter(content_type__app_label="sources")
     )
     return group
 
@@ -37,6 +39,7 @@ def auditors_group_ensure() -> Group:
             content_type__model__in=[*CATALOG_MODELS, "tool"],
             codename__startswith="view_",
         )
+        | Permission.objects.filter(content_type__app_label="sources", codename="view_source")
     )
     return group
 

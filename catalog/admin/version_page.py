@@ -6,7 +6,9 @@ skills' changes against the version before, their text, the findings, the hosts 
 credentials); the decision offered is the reader's to take:
 
 - a draft: *Publish…* (the publish confirmation, release_one_view), its notes and skill
-  order (a small form of their own, recorded), or deleting it;
+  order (a small form of their own, recorded), or *Discard* (with the draft skill
+  versions only it holds; a draft a source made is made again only by a newer upstream
+  change);
 - a version awaiting catalog review, to an operator: approve or refuse, with a reason;
 - a published version: *Yank…*.
 """
@@ -23,7 +25,7 @@ from django.utils.safestring import mark_safe
 from catalog.bundle_picture import bundle_picture
 from catalog.models.catalog import NOTES_MAX
 from catalog.selectors import bundle_version_skills
-from catalog.services.drafts import bundle_version_draft_edit
+from catalog.services.drafts import bundle_version_draft_discard, bundle_version_draft_edit
 from catalog.services.signing import signature_summary, signature_words
 from catalog.skill_files_display import skill_display, totals_of
 from catalog.version_review import version_review
@@ -51,6 +53,12 @@ class VersionPages(AdminPages):
                 f"{version}/publish/", self.release_one_view, "catalog_bundleversion_publish"
             ),
             self.page_path(f"{version}/notes/", self.notes_view, "catalog_bundleversion_notes"),
+            self.page_path(
+                f"{version}/discard/",
+                self.discard_view,
+                "catalog_bundleversion_discard",
+                post_only=True,
+            ),
         ]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -91,6 +99,27 @@ class VersionPages(AdminPages):
 
     def _files_context(self, version) -> dict:
         return bundle_files_context(version)
+
+    def discard_view(self, request, bundle_version_id):
+        version = get_object_or_404(self.get_queryset(request), pk=bundle_version_id)
+        if not self.has_delete_permission(request, version):  # published: never deleted
+            raise PermissionDenied
+        try:
+            dropped = bundle_version_draft_discard(bundle_version=version, actor=request.user)
+        except PixieError as exc:
+            self.report(request, exc)
+            return HttpResponseRedirect(
+                reverse("admin:catalog_bundleversion_change", args=[version.pk])
+            )
+        with_skills = f", with {dropped} draft skill version{'s' * (dropped != 1)} only it held"
+        self.message_user(
+            request,
+            f"Discarded the draft {version}{with_skills if dropped else ''}. The history keeps "
+            "it; nothing reached a workspace.",
+        )
+        return HttpResponseRedirect(
+            reverse("admin:catalog_bundle_change", args=[version.bundle_id])
+        )
 
     def notes_view(self, request, bundle_version_id):
         if not self.has_change_permission(request):

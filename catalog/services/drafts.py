@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import reversion
 
-from catalog.models import BundleSkill, BundleVersion, Status
+from catalog.models import BundleSkill, BundleVersion, SkillVersion, Status
 from catalog.models.catalog import NOTES_MAX
 from pixie.core.audit.records import audited
 from pixie.core.errors import ErrorCode, StateError, ValidationFailed
@@ -73,3 +73,38 @@ def order_problems(order: list[str], slugs: list[str]) -> list[str]:
     if missing:
         problems.append("The order leaves out " + ", ".join(f"@{s}" for s in missing))
     return problems
+
+
+def bundle_version_draft_discard(*, bundle_version: BundleVersion, actor, comment: str = "") -> int:
+    """Delete a draft with the draft skill versions only it holds (a draft loaded from a
+    folder or made by a source check brings its own; left behind they would be offered
+    to every later draft), in one transaction and one history entry that keeps them all.
+    Returns how many skill versions went with it. A published version is refused."""
+    with audited(actor=actor, comment=comment or f"Discarded the draft {bundle_version}"):
+        locked = (
+            BundleVersion.objects.select_for_update(of=("self",))
+            .select_related("bundle")
+            .filter(pk=bundle_version.pk)
+            .first()
+        )
+        if locked is None:
+            raise StateError(f"{bundle_version} is gone: it was discarded or deleted already")
+        if locked.status != Status.DRAFT:
+            raise StateError(
+                f"{locked} is {locked.get_status_display().lower()}: only a draft is discarded. "
+                "Yank a published version instead.",
+                code=ErrorCode.ALREADY_PUBLISHED,
+            )
+        own = list(
+            SkillVersion.objects.filter(bundle_entries__bundle_version=locked, status=Status.DRAFT)
+            .exclude(bundle_entries__bundle_version__in=BundleVersion.objects.exclude(pk=locked.pk))
+            .exclude(workspace_revisions__isnull=False)
+            .distinct()
+        )
+        # Recorded while they exist: reversion keeps no version of a deleted row.
+        reversion.add_to_revision(locked)
+        for skill_version in own:
+            reversion.add_to_revision(skill_version)
+        locked.delete()
+        SkillVersion.objects.filter(pk__in=[v.pk for v in own]).delete()
+        return len(own)
