@@ -296,3 +296,31 @@ def test_the_sources_list_stays_within_its_queries(upstream, opal, django_assert
 
     assert response.status_code == 200
     assert "Review acme-skills 1.0.0" in response.content.decode()
+
+
+def test_discarding_keeps_the_skill_versions_a_published_version_shares(upstream, opal):
+    two_skills(upstream)
+    client = admin_for(opal)
+    source = added(client, upstream)
+    client.post(
+        reverse("admin:catalog_bundleversion_changelist"),
+        {"action": "publish", "_selected_action": [source.waiting_draft_id], "post": "yes"},
+    )
+    upstream.skill("invoice-chase", "Chase the invoice, then call.")
+    upstream.commit("A call after the chase")
+    upstream.push()
+    client.post(reverse("admin:sources_source_check", args=[source.pk]))
+    source.refresh_from_db()
+    draft = source.waiting_draft
+    assert draft.version == "1.0.1", source.last_message
+    shared, own = [], []
+    for entry in draft.skills.select_related("skill_version"):
+        holders = entry.skill_version.bundle_entries.count()
+        (shared if holders > 1 else own).append(entry.skill_version_id)
+    assert len(shared) == 1 and len(own) == 1
+
+    client.post(reverse("admin:catalog_bundleversion_discard", args=[draft.pk]))
+
+    assert SkillVersion.objects.filter(pk__in=shared).count() == 1
+    assert not SkillVersion.objects.filter(pk__in=own).exists()
+    assert BundleVersion.objects.get(version="1.0.0").skills.count() == 2
