@@ -10,6 +10,7 @@ import tomli_w
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -139,24 +140,59 @@ class SourceAdmin(AdminPages, admin.ModelAdmin):
 
     # Writes: through the services.
 
+    # A refusal at saving (a check holding the source, a race with another operator) is
+    # the page's error message, in place of the admin's "changed successfully".
+    refused_key = "_pixie_source_refused"
+
+    def _refused(self, request, exc: PixieError) -> None:
+        self.report(request, exc)
+        setattr(request, self.refused_key, True)
+        # The admin's own log line of the change is in its view's transaction: undone too.
+        transaction.set_rollback(True)
+
     def save_model(self, request, obj, form, change):
         fields = form.checked.fields
-        if change:
-            source_update(obj, actor=request.user, **fields)
-        else:
-            obj.pk = source_create(actor=request.user, **fields).pk
+        try:
+            if change:
+                source_update(obj, actor=request.user, **fields)
+            else:
+                obj.pk = source_create(actor=request.user, **fields).pk
+        except PixieError as exc:
+            self._refused(request, exc)
 
     def save_related(self, request, form, formsets, change):
         pass  # a source has no related rows of its own
 
+    def log_change(self, request, obj, message):
+        if not getattr(request, self.refused_key, False):  # else: no query may run now
+            return super().log_change(request, obj, message)
+
+    def response_change(self, request, obj):
+        if getattr(request, self.refused_key, False):
+            return self._back(obj.pk)
+        return super().response_change(request, obj)
+
     def delete_model(self, request, obj):
-        source_delete(obj, actor=request.user)
+        try:
+            source_delete(obj, actor=request.user)
+        except PixieError as exc:
+            self._refused(request, exc)
+
+    def response_delete(self, request, obj_display, obj_id):
+        if getattr(request, self.refused_key, False):
+            return self._back(obj_id)
+        return super().response_delete(request, obj_display, obj_id)
 
     def delete_queryset(self, request, queryset):
         for source in queryset:
-            source_delete(source, actor=request.user)
+            try:
+                source_delete(source, actor=request.user)
+            except PixieError as exc:
+                self.report(request, exc)
 
     def response_add(self, request, obj, post_url_continue=None):
+        if getattr(request, self.refused_key, False):
+            return HttpResponseRedirect(reverse("admin:sources_source_add"))
         source = Source.objects.get(pk=obj.pk)
         if source.paused:
             self.message_user(request, f"Source #{obj.pk} added, paused: resume it to check it.")
@@ -213,7 +249,11 @@ class SourceAdmin(AdminPages, admin.ModelAdmin):
     def pause_view(self, request, source_id):
         source = self._acted_on(request, source_id)
         paused = request.POST.get("paused") == "1"
-        source_pause(source, actor=request.user, paused=paused)
+        try:
+            source_pause(source, actor=request.user, paused=paused)
+        except PixieError as exc:
+            self.report(request, exc)
+            return self._back(source_id)
         self.message_user(
             request,
             f"Source #{source.pk} is paused: it is not checked until resumed."

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import reversion
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from catalog.bundle_files import BundleFileError, read_bundle_folder
@@ -28,7 +28,7 @@ from pixie.core.errors import ErrorCode, PixieError, StateError, ValidationFaile
 from .destinations import SETTING, source_url_problems
 from .git_mirror import ref_problem
 from .models import Source
-from .services import metadata_manifest, metadata_problems, source_mirror
+from .services import SourceBusy, metadata_manifest, metadata_problems, source_mirror
 from .tasks import check_source
 from .tree_export import folder_problem
 
@@ -102,7 +102,9 @@ def source_fields_check(fields: dict, *, current: Source | None = None) -> Check
             "letters, digits and underscores, starting with a letter (e.g. SKILLS_DEPLOY_TOKEN). "
             "Give the variable's name, never the token.",
         )
-    interval = values.get("interval") or Source._meta.get_field("interval").default
+    interval = values.get("interval")
+    if interval is None:  # not given (0 is given, and out of range)
+        interval = Source._meta.get_field("interval").default
     values["interval"] = interval
     if not isinstance(interval, timedelta) or not INTERVAL_MIN <= interval <= INTERVAL_MAX:
         problem("interval", "The interval between checks is between 1 minute and 30 days")
@@ -226,9 +228,12 @@ def source_pause(source: Source, *, actor, paused: bool) -> Source:
 def source_delete(source: Source, *, actor) -> None:
     """Delete a source and its mirror. The versions it made keep their provenance, and
     its waiting draft stays a draft for an operator to publish or discard."""
-    with audited(actor=actor, comment=f"Deleted the source #{source.pk} ({source.url})"):
-        locked = _locked(source)
-        reversion.add_to_revision(locked)  # recorded while it exists
+    with transaction.atomic():
+        # The revision is saved as the audited block ends, while the source exists:
+        # reversion keeps no version of a row deleted before then (and then no entry).
+        with audited(actor=actor, comment=f"Deleted the source #{source.pk} ({source.url})"):
+            locked = _locked(source)
+            reversion.add_to_revision(locked)
         mirror = source_mirror(locked)
         locked.delete()
         transaction.on_commit(lambda: shutil.rmtree(mirror, ignore_errors=True))
@@ -265,7 +270,19 @@ def source_check_request(source: Source) -> None:
 
 
 def _locked(source: Source) -> Source:
-    locked = Source.objects.select_for_update(of=("self",)).filter(pk=source.pk).first()
+    """The source's row, locked; a check holds it while it fetches (up to
+    PIXIE_SOURCES_FETCH_SECONDS), so a change then is refused at once, not kept waiting."""
+    try:
+        with transaction.atomic():  # a savepoint: a refused lock leaves the caller's intact
+            locked = (
+                Source.objects.select_for_update(nowait=True, of=("self",))
+                .filter(pk=source.pk)
+                .first()
+            )
+    except OperationalError:
+        raise SourceBusy(
+            f"Source #{source.pk} is being checked right now; try again when the check ends"
+        ) from None
     if locked is None:
         raise SourceGone(f"Source #{source.pk} no longer exists")
     return locked

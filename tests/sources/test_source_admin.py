@@ -87,6 +87,9 @@ def test_an_operator_adds_a_source_and_its_first_check_makes_a_draft(upstream, o
     draft_url = reverse("admin:catalog_bundleversion_change", args=[source.waiting_draft_id])
     assert f'href="{draft_url}"' in text and "Review acme-skills 1.0.0" in text
     assert 'id="source-check-now"' in text and 'id="source-accept"' not in text
+    bundle_page = client.get(reverse("admin:catalog_bundle_change", args=[source.bundle_id]))
+    source_url = reverse("admin:sources_source_change", args=[source.pk])
+    assert f'href="{source_url}"' in bundle_page.content.decode()
     history = Version.objects.get_for_object(source)
     assert history.count() == 2  # added, then checked
     assert history.last().revision.comment == f"Added the source {upstream.url}"

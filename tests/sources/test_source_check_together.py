@@ -50,3 +50,49 @@ def test_two_checks_of_one_source_at_once_make_one_draft(upstream):
     assert sorted(outcomes) in (["busy", "draft"], ["draft", "unchanged"]), outcomes
     assert BundleVersion.objects.count() == 1
     assert Source.objects.get(pk=source.pk).waiting_draft is not None
+
+
+def test_a_change_while_a_check_holds_the_source_is_refused_at_once(upstream, operator):
+    """A check holds the source's row for as long as it fetches (up to two minutes): an
+    operator's save meanwhile is refused in words, not left waiting, and changes nothing."""
+    from django.db import transaction
+    from django.test import Client
+    from django.urls import reverse
+
+    source = Source.objects.create(url=upstream.url, ref="main", metadata={"slug": "acme"})
+    held, release = threading.Event(), threading.Event()
+
+    def checking():
+        try:
+            with transaction.atomic():
+                Source.objects.select_for_update().get(pk=source.pk)
+                held.set()
+                release.wait(timeout=60)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=checking)
+    holder.start()
+    try:
+        assert held.wait(timeout=30)
+        client = Client()
+        client.force_login(operator)
+        change = reverse("admin:sources_source_change", args=[source.pk])
+        response = client.post(
+            change,
+            {"kind": "git", "url": upstream.url, "ref": "develop", "folder": "", "skills": "",
+             "metadata": 'slug = "acme"', "credential_variable": "", "interval": "01:00:00",
+             "bundle": ""},  # fmt: skip
+            follow=True,
+        )
+        paused = client.post(
+            reverse("admin:sources_source_pause", args=[source.pk]), {"paused": "1"}, follow=True
+        )
+    finally:
+        release.set()
+        holder.join(timeout=60)
+
+    assert "is being checked right now; try again" in response.content.decode()
+    assert "is being checked right now; try again" in paused.content.decode()
+    source.refresh_from_db()
+    assert (source.ref, source.paused) == ("main", False)
