@@ -455,6 +455,12 @@ PIXIE_SOURCES_MAX_BYTES = int(os.environ.get("PIXIE_SOURCES_MAX_BYTES", str(512 
 # Git objects (commits, trees, files) a source's mirror may hold after a fetch: skill
 # collections hold a few thousand; a large application's repository holds millions.
 PIXIE_SOURCES_MAX_OBJECTS = int(os.environ.get("PIXIE_SOURCES_MAX_OBJECTS", "200000"))
+# A discovery index source (pixie.sources.index_read): the bytes of the index itself, and
+# the skills it may list (a site's index holds tens). Its archives and SKILL.md files are
+# held to the bundle ceilings, and all it downloads in one check to PIXIE_SOURCES_MAX_BYTES
+# within PIXIE_SOURCES_FETCH_SECONDS.
+PIXIE_SOURCES_INDEX_MAX_BYTES = int(os.environ.get("PIXIE_SOURCES_INDEX_MAX_BYTES", str(1 << 20)))
+PIXIE_SOURCES_INDEX_MAX_ENTRIES = int(os.environ.get("PIXIE_SOURCES_INDEX_MAX_ENTRIES", "500"))
 # How often the beat task looks for sources whose check is due (each source says its own
 # interval, an hour by default); each due source is checked in a task of its own.
 CELERY_BEAT_SCHEDULE["check-due-sources"] = {

@@ -27,4 +27,14 @@ The part that talks to git:
   catalog's folder reader parses (symlinks never followed, submodules empty);
 - upstream_text: commit messages, author names and paths bounded and made visible.
 
+The part that reads a site's Agent Skills discovery index (Source.Kind.INDEX):
+
+- index_format: the index (v0.2.0) parsed, its entries chosen by name, and their digest
+  (what ``last_commit`` records: the same digest, nothing to download);
+- index_fetch: the one way it is read over HTTP: every URL and redirect checked as a
+  repository's is, the checked addresses pinned, the index's own host only, a deadline,
+  capped bodies;
+- index_read: each entry's bytes checked against its digest, an archive unpacked by the
+  upload's own extractor, the skills written out as a bundle folder.
+
 What it finds becomes a catalog release through catalog's own services."""

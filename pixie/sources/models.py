@@ -18,7 +18,10 @@ class Source(models.Model):
 
     class Kind(models.TextChoices):
         GIT = "git", "A git repository"
-        # "index": a site's Agent Skills discovery index, to come.
+        # A site's Agent Skills discovery index (v0.2.0): its URL is ``url``; ``ref``,
+        # ``folder`` and the token are not used; ``last_commit`` is the chosen entries'
+        # digest (pixie.sources.index_format.index_digest).
+        INDEX = "index", "A discovery index"
 
     class Result(models.TextChoices):
         NONE = "", "Not checked yet"

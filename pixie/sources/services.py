@@ -2,6 +2,12 @@
 ref's commit read as a bundle folder, and an upstream change turned into a draft version
 an operator reviews (issue #43). Nothing from upstream is published here.
 
+A discovery index source (Source.Kind.INDEX) differs only until its skills are a folder:
+the index is read, its chosen entries' digest compared with the one last recorded (the
+same: unchanged, nothing downloaded), and each entry downloaded, checked against its
+digest and written out (index_read). From the folder on, both kinds take one path
+(_from_folder): read, compare, choose the version, make the draft.
+
 One worker checks a source at a time: the check holds the source's row locked
 (``select_for_update(skip_locked=True)``: a second check at the same moment finds it
 taken and does nothing) from before the fetch to the end of its writes. Every write (the
@@ -35,6 +41,9 @@ from pixie.core.errors import DestinationRefused, ErrorCode, PixieError
 from pixie.core.notifications.service import Kind, notify_operators
 
 from .git_mirror import FetchFailed, FetchResult, Movement, mirror_fetch
+from .index_fetch import HttpReader
+from .index_format import entries_choose, index_digest
+from .index_read import entries_message, entries_write, index_fetch
 from .models import Source
 from .tree_export import folder_tree, skill_folders_find, tree_export, tree_list
 from .upstream_text import upstream_line
@@ -45,6 +54,9 @@ Result = Source.Result
 METADATA_KEYS = MANIFEST_KEYS - {"skills", "version"}
 PLACEHOLDER_VERSION = "0.0.0"
 MESSAGE_MAX = 2000
+# An index draft's provenance: the index's URL as its repository, this as its ref, and
+# the chosen entries' digest (index_format.index_digest) as its commit.
+INDEX_REF = "discovery-index/0.2.0"
 
 
 @dataclass(frozen=True)
@@ -113,6 +125,8 @@ def source_check(source: Source, *, actor=None) -> Source:
 
 def _outcome(source: Source) -> CheckOutcome:
     """Fetch, read and compare: no database write."""
+    if source.kind == Source.Kind.INDEX:
+        return _index_outcome(source)
     if source.kind != Source.Kind.GIT:
         return CheckOutcome(Result.FAILED, f"A source of kind {source.kind!r} cannot be checked")
     if source.credential_variable and not is_credential_name(source.credential_variable):
@@ -157,9 +171,9 @@ def _read(source: Source, mirror: Path, fetched: FetchResult) -> CheckOutcome:
             "the repository at this commit (moved or removed): no draft is made; change the "
             "source's list of skill folders",
         )
-    try:
-        with tempfile.TemporaryDirectory(prefix="pixie-source-") as work:
-            into = Path(work) / "bundle"
+    with tempfile.TemporaryDirectory(prefix="pixie-source-") as work:
+        into = Path(work) / "bundle"
+        try:
             exported = tree_export(
                 mirror=mirror,
                 commit=commit.sha,
@@ -167,18 +181,130 @@ def _read(source: Source, mirror: Path, fetched: FetchResult) -> CheckOutcome:
                 folder=source.folder,
                 names=list(source.skills) or None,
             )
-            if exported.manifest is None:
-                (into / "bundle.toml").write_text(
-                    metadata_manifest(source.metadata, [s.name for s in exported.skills])
-                )
-            publisher = source.metadata.get("publisher") or "pixie"
-            spec = read_bundle_folder(into, default_publisher=publisher)
-    except BundleFileError as exc:
-        return CheckOutcome(Result.FAILED, f"{fetched.report}; {_words(exc)}")
-    if source.bundle_id is not None and spec.slug != source.bundle.slug:
+        except BundleFileError as exc:
+            return CheckOutcome(Result.FAILED, f"{fetched.report}; {_words(exc)}")
+        provenance = Provenance(
+            repository=source.url,
+            ref=source.ref,
+            commit=commit.sha,
+            committed_at=commit.date,
+            author=commit.author,
+            message=commit.message,
+        )
+        upstream = Upstream(
+            report=fetched.report,
+            commit=commit.sha,
+            provenance=provenance,
+            skills=[skill.name for skill in exported.skills],
+            manifest=exported.manifest is not None,
+            tagged=commit.versions,
+        )
+        return _from_folder(source, into, upstream)
+
+
+def _index_outcome(source: Source) -> CheckOutcome:
+    """A discovery index: read it, and when its chosen entries' digest is not the one
+    the last check recorded, download them (each checked against its digest) into a
+    bundle folder."""
+    if source.credential_variable:
         return CheckOutcome(
             Result.FAILED,
-            f"{fetched.report}; the repository's bundle.toml names the bundle {spec.slug!r}, "
+            "A discovery index is read without a token: clear the source's token variable",
+        )
+    reader = HttpReader(
+        allow_private=settings.PIXIE_SOURCES_ALLOW_PRIVATE,
+        seconds=settings.PIXIE_SOURCES_FETCH_SECONDS,
+        budget=settings.PIXIE_SOURCES_MAX_BYTES,
+    )
+    try:
+        found = index_fetch(reader, source.url)
+    except (FetchFailed, DestinationRefused, BundleFileError) as exc:
+        return CheckOutcome(Result.FAILED, _words(exc))
+    entries, missing = entries_choose(found.index, list(source.skills) or None)
+    digest = index_digest(entries)
+    report = _index_report(source, found, entries, digest)
+    if missing:
+        many = len(missing) > 1
+        return CheckOutcome(
+            Result.FOLDER_GONE,
+            f"{report}; the skill{'s' if many else ''} {', '.join(missing)} listed by the "
+            f"source {'are' if many else 'is'} not in the index (removed, renamed, or of a "
+            "type Pixie does not read): no draft is made; change the source's list of skills",
+        )
+    if not entries:
+        return CheckOutcome(
+            Result.FAILED, f"{report}; it lists no skill of a type Pixie reads (archive, skill-md)"
+        )
+    if digest == source.last_commit and source.bundle_id is not None:
+        return CheckOutcome(Result.UNCHANGED, report, commit=digest)
+    with tempfile.TemporaryDirectory(prefix="pixie-source-") as work:
+        into = Path(work) / "bundle"
+        try:
+            entries_write(reader, found, entries, into)
+        except (FetchFailed, DestinationRefused, BundleFileError) as exc:
+            return CheckOutcome(Result.FAILED, f"{report}; {_words(exc)}")
+        provenance = Provenance(
+            repository=source.url,
+            ref=INDEX_REF,
+            commit=digest,
+            message=entries_message(entries),
+        )
+        upstream = Upstream(
+            report=report,
+            commit=digest,
+            provenance=provenance,
+            skills=[entry.name for entry in entries],
+        )
+        return _from_folder(source, into, upstream)
+
+
+def _index_report(source: Source, found, entries, digest: str) -> str:
+    one = len(entries) == 1
+    count = f"{len(entries)} skill{'' if one else 's'}"
+    last = source.last_commit
+    if not last:
+        said = f"the index lists {count} at {digest[:12]}"
+    elif last == digest:
+        said = f"the index's {count} {'is' if one else 'are'} still at {digest[:12]}"
+    else:
+        said = f"the index's {count} moved from {last[:12]} to {digest[:12]}"
+    if skipped := found.index.skipped:
+        more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+        said += f" (skipped, of a type Pixie does not read: {', '.join(skipped[:5])}{more})"
+    return said
+
+
+# Upstream's skills as a bundle folder: the same from here on, whatever the kind.
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """What a check found upstream, once its skills are written out as a bundle folder."""
+
+    report: str  # where upstream is, in words
+    commit: str  # what the source records as seen: a commit's SHA, an index's digest
+    provenance: Provenance
+    skills: list[str]  # the skill folders' names, for a bundle.toml from the metadata
+    manifest: bool = False  # whether the folder holds upstream's own bundle.toml
+    tagged: tuple[str, ...] = ()  # semantic versions upstream gave this content
+
+
+def _from_folder(source: Source, into: Path, upstream: Upstream) -> CheckOutcome:
+    """Read the bundle folder ``into`` and compare it with the bundle's newest version:
+    unchanged, or the draft to make (its version chosen, its provenance attached)."""
+    report = upstream.report
+    try:
+        if not upstream.manifest:
+            (into / "bundle.toml").write_text(metadata_manifest(source.metadata, upstream.skills))
+        publisher = source.metadata.get("publisher") or "pixie"
+        spec = read_bundle_folder(into, default_publisher=publisher)
+    except BundleFileError as exc:
+        return CheckOutcome(Result.FAILED, f"{report}; {_words(exc)}")
+    if source.bundle_id is not None and spec.slug != source.bundle.slug:
+        named_by = "the repository's bundle.toml" if upstream.manifest else "the source's metadata"
+        return CheckOutcome(
+            Result.FAILED,
+            f"{report}; {named_by} names the bundle {spec.slug!r}, "
             f"but this source feeds {source.bundle.slug!r}",
         )
     bundle = source.bundle or Bundle.objects.filter(slug=spec.slug).first()
@@ -186,25 +312,17 @@ def _read(source: Source, mirror: Path, fetched: FetchResult) -> CheckOutcome:
     if compared is not None and bundle_version_holds(compared, spec):
         return CheckOutcome(
             Result.UNCHANGED,
-            f"{fetched.report}; the skills are as in {bundle.slug} {compared.version}",
-            commit=commit.sha,
+            f"{report}; the skills are as in {bundle.slug} {compared.version}",
+            commit=upstream.commit,
         )
-    version = _version_for(source, bundle, spec, commit.versions, exported.manifest is not None)
+    version = _version_for(source, bundle, spec, upstream.tagged, upstream.manifest)
     spec = _at_version(spec, version)
-    provenance = Provenance(
-        repository=source.url,
-        ref=source.ref,
-        commit=commit.sha,
-        committed_at=commit.date,
-        author=commit.author,
-        message=commit.message,
-    )
     return CheckOutcome(
         Result.DRAFT,
-        fetched.report,
-        commit=commit.sha,
+        report,
+        commit=upstream.commit,
         spec=spec,
-        provenance=provenance,
+        provenance=upstream.provenance,
     )
 
 
