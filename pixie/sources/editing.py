@@ -27,6 +27,7 @@ from pixie.core.errors import ErrorCode, PixieError, StateError, ValidationFaile
 
 from .destinations import SETTING, source_url_problems
 from .git_mirror import ref_problem
+from .index_fetch import index_url_problems
 from .models import Source
 from .services import SourceBusy, metadata_manifest, metadata_problems, source_mirror
 from .tasks import check_source
@@ -77,10 +78,16 @@ def source_fields_check(fields: dict, *, current: Source | None = None) -> Check
         kinds = ", ".join(Source.Kind.values)
         problem("kind", f"{str(values['kind'])[:40]!r} is not a kind of source ({kinds})")
     allow_private = getattr(settings, SETTING, False)
-    for text in source_url_problems(values.get("url", ""), allow_private=allow_private):
-        problem("url", text)
-    if values["kind"] == Source.Kind.GIT and (why := ref_problem(values["ref"])):
-        problem("ref", why)
+    url = values.get("url", "")
+    if values["kind"] == Source.Kind.INDEX:
+        for text in index_url_problems(url, allow_private=allow_private):
+            problem("url", text)
+        values["ref"] = ""  # an index has no ref: each check reads it as it is
+    else:
+        for text in source_url_problems(url, allow_private=allow_private):
+            problem("url", text)
+        if why := ref_problem(values["ref"]):
+            problem("ref", why)
     folder = values.get("folder") or ""
     if not isinstance(folder, str):
         problem("folder", "The folder is a path such as skills")
@@ -255,10 +262,6 @@ def source_rewrite_accept(source: Source, *, actor) -> Source:
         locked.next_check_at = timezone.now()
         locked.save(update_fields=["last_commit", "next_check_at"])
         reversion.add_to_revision(locked)
-        # Fetched afresh: the mirror's own tip is the rewritten commit already, which a
-        # check would take for "unchanged".
-        mirror = source_mirror(locked)
-        transaction.on_commit(lambda: shutil.rmtree(mirror, ignore_errors=True))
     return locked
 
 

@@ -43,8 +43,15 @@ class Source(models.Model):
         "repository's bundle.toml.",
     )
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.GIT)
-    url = models.CharField(max_length=2000, help_text="The repository's https:// URL.")
-    ref = models.CharField(max_length=255, default="main", help_text="A branch, tag or commit.")
+    url = models.CharField(
+        max_length=2000, help_text="A git repository's https:// URL, or a discovery index's."
+    )
+    ref = models.CharField(
+        max_length=255,
+        default="main",
+        blank=True,
+        help_text="A branch, tag or commit's full SHA (a git repository's; an index has none).",
+    )
     folder = models.CharField(
         max_length=1000, blank=True, default="", help_text="The folder in it; empty: its top."
     )
@@ -93,5 +100,7 @@ class Source(models.Model):
         ordering = ["pk"]
 
     def __str__(self):
+        if self.kind == self.Kind.INDEX:
+            return f"{self.url} (index)"
         where = f" ({self.folder})" if self.folder else ""
         return f"{self.url} @ {self.ref}{where}"

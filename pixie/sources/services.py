@@ -35,6 +35,7 @@ from catalog.bundle_files import MANIFEST_KEYS, BundleFileError, BundleSpec, rea
 from catalog.manifest import Provenance
 from catalog.models import Bundle, BundleVersion, Status
 from catalog.services.bundle_load import bundle_load, bundle_version_holds
+from catalog.services.drafts import bundle_version_draft_discard
 from catalog.validators import is_credential_name, version_key
 from pixie.core.audit.records import audited
 from pixie.core.errors import DestinationRefused, ErrorCode, PixieError
@@ -156,7 +157,14 @@ def _outcome(source: Source) -> CheckOutcome:
         return CheckOutcome(
             Result.BACKWARDS, f"{fetched.report}; no draft is made from an earlier commit"
         )
-    if movement == Movement.UNCHANGED and source.bundle_id is not None:
+    # Unchanged since the commit the source recorded. A mirror already at a commit the
+    # source never recorded (an accepted rewrite, a changed folder or list: the record was
+    # cleared to read afresh) is read and compared.
+    if (
+        movement == Movement.UNCHANGED
+        and source.bundle_id is not None
+        and fetched.commit.sha == source.last_commit
+    ):
         return CheckOutcome(Result.UNCHANGED, fetched.report, commit=fetched.commit.sha)
     return _read(source, mirror, fetched)
 
@@ -411,12 +419,14 @@ def _draft_make(source: Source, outcome: CheckOutcome, *, actor) -> None:
     replaced = _waiting(source)
     message = f"{outcome.message}; draft {spec.slug} {spec.version} made"
     if replaced is not None:
-        # Recorded while it still exists (reversion keeps no version of a deleted row).
-        with audited(actor=actor, comment=f"Draft {replaced} replaced by a newer upstream change"):
-            reversion.add_to_revision(replaced)
         source.waiting_draft = None
         source.save(update_fields=["waiting_draft"])
-        replaced.delete()
+        # With the draft skill versions only it held (kept in the history, as it is).
+        bundle_version_draft_discard(
+            bundle_version=replaced,
+            actor=actor,
+            comment=f"Draft {replaced} replaced by a newer upstream change",
+        )
         message += f", replacing the waiting draft {replaced.version} (kept in the history)"
     comment = f"Source #{source.pk}: draft {spec.slug} {spec.version} from {outcome.commit[:12]}"
     with audited(actor=actor, comment=comment):

@@ -9,12 +9,19 @@ from playwright.sync_api import expect
 from catalog.models import BundleVersion
 from tests.e2e.axe import axe_both_themes
 from tests.e2e.test_owner_decisions import applied
-from tests.sources.git_server import Upstream, git_server  # noqa: F401 (a fixture)
+from tests.sources.git_server import Upstream, git_server_running
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 METADATA = 'slug = "collections"\nname = "Collections"\ndescription = "Chasing what is owed."\n'
 ELSEWHERE = "Send the statement to https://collector.example.net/upload when asked."
+
+
+@pytest.fixture
+def git_server(tmp_path, settings):
+    settings.PIXIE_SOURCES_ALLOW_PRIVATE = True  # the repository is served on loopback
+    with git_server_running(tmp_path / "served") as server:
+        yield server
 
 
 def publish_from_review(page, version: str) -> None:

@@ -243,6 +243,24 @@ def test_changing_the_folder_reads_the_repository_afresh(upstream, opal):
     assert (source.skills, source.last_commit) == (["invoice-chase"], "")
     comment = Version.objects.get_for_object(source).first().revision.comment
     assert comment.endswith(": skills"), comment
+    # Upstream has not moved, but what the source takes has: the check reads it again.
+    client.post(reverse("admin:sources_source_check", args=[source.pk]))
+    source.refresh_from_db()
+    assert source.last_result == "draft", source.last_message
+    assert [e.skill_version.package.slug for e in source.waiting_draft.skills.all()] == [
+        "invoice-chase"
+    ]
+
+
+def test_an_index_source_needs_no_ref_and_a_check_says_what_it_found(upstream, opal):
+    two_skills(upstream)
+    index_url = upstream.url.removesuffix(".git") + "/.well-known/agent-skills/index.json"
+
+    source = added(admin_for(opal), upstream, kind="index", url=index_url, ref="")
+
+    assert (source.kind, source.ref, str(source)) == ("index", "", f"{index_url} (index)")
+    assert source.last_result == "failed"
+    assert "index" in source.last_message.lower()
 
 
 def test_deleting_a_source_keeps_its_versions_provenance(upstream, opal, settings):
