@@ -43,6 +43,7 @@ urlpatterns = [
     path("api/", include("pixie.installer.api.urls")),
     path("api/", include("pixie.sharing.api.urls")),
     path("api/", include("pixie.delivery.api.urls")),
+    path("api/", include("pixie.sources.api.urls")),
     path("api/", include("pixie.core.notifications.api")),
     path(
         "api/workspaces/<slug:workspace>/history/",

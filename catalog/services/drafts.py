@@ -8,6 +8,7 @@ are the two things an operator may still settle before publishing, in one record
 from __future__ import annotations
 
 import reversion
+from django.db import transaction
 
 from catalog.models import BundleSkill, BundleVersion, SkillVersion, Status
 from catalog.models.catalog import NOTES_MAX
@@ -80,31 +81,37 @@ def bundle_version_draft_discard(*, bundle_version: BundleVersion, actor, commen
     folder or made by a source check brings its own; left behind they would be offered
     to every later draft), in one transaction and one history entry that keeps them all.
     Returns how many skill versions went with it. A published version is refused."""
-    with audited(actor=actor, comment=comment or f"Discarded the draft {bundle_version}"):
-        locked = (
-            BundleVersion.objects.select_for_update(of=("self",))
-            .select_related("bundle")
-            .filter(pk=bundle_version.pk)
-            .first()
-        )
-        if locked is None:
-            raise StateError(f"{bundle_version} is gone: it was discarded or deleted already")
-        if locked.status != Status.DRAFT:
-            raise StateError(
-                f"{locked} is {locked.get_status_display().lower()}: only a draft is discarded. "
-                "Yank a published version instead.",
-                code=ErrorCode.ALREADY_PUBLISHED,
+    with transaction.atomic():
+        with audited(actor=actor, comment=comment or f"Discarded the draft {bundle_version}"):
+            locked = (
+                BundleVersion.objects.select_for_update(of=("self",))
+                .select_related("bundle")
+                .filter(pk=bundle_version.pk)
+                .first()
             )
-        own = list(
-            SkillVersion.objects.filter(bundle_entries__bundle_version=locked, status=Status.DRAFT)
-            .exclude(bundle_entries__bundle_version__in=BundleVersion.objects.exclude(pk=locked.pk))
-            .exclude(workspace_revisions__isnull=False)
-            .distinct()
-        )
-        # Recorded while they exist: reversion keeps no version of a deleted row.
-        reversion.add_to_revision(locked)
-        for skill_version in own:
-            reversion.add_to_revision(skill_version)
+            if locked is None:
+                raise StateError(f"{bundle_version} is gone: it was discarded or deleted already")
+            if locked.status != Status.DRAFT:
+                raise StateError(
+                    f"{locked} is {locked.get_status_display().lower()}: only a draft is "
+                    "discarded. Yank a published version instead.",
+                    code=ErrorCode.ALREADY_PUBLISHED,
+                )
+            own = list(
+                SkillVersion.objects.filter(
+                    bundle_entries__bundle_version=locked, status=Status.DRAFT
+                )
+                .exclude(
+                    bundle_entries__bundle_version__in=BundleVersion.objects.exclude(pk=locked.pk)
+                )
+                .exclude(workspace_revisions__isnull=False)
+                .distinct()
+            )
+            # Recorded while they exist: the revision is saved as this block ends, and
+            # reversion keeps no version of a row deleted before then (and then no entry).
+            reversion.add_to_revision(locked)
+            for skill_version in own:
+                reversion.add_to_revision(skill_version)
         locked.delete()
         SkillVersion.objects.filter(pk__in=[v.pk for v in own]).delete()
         return len(own)

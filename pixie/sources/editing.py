@@ -105,9 +105,10 @@ def source_fields_check(fields: dict, *, current: Source | None = None) -> Check
     if variable and not is_credential_name(variable):
         problem(
             "credential_variable",
-            f"{str(variable)[:80]!r} is not the name of an environment variable: upper-case "
-            "letters, digits and underscores, starting with a letter (e.g. SKILLS_DEPLOY_TOKEN). "
-            "Give the variable's name, never the token.",
+            # Not echoed: what was given here may be the token itself.
+            "This is not the name of an environment variable: upper-case letters, digits "
+            "and underscores, starting with a letter (e.g. SKILLS_DEPLOY_TOKEN). Give the "
+            "variable's name, never the token.",
         )
     interval = values.get("interval")
     if interval is None:  # not given (0 is given, and out of range)

@@ -91,6 +91,7 @@ def _catalog_of_many(operator):
     # installation (and so the installation's workspace).
     WorkspaceSkill.objects.filter(workspace=workspace).update(installation=installation)
     _contacts_and_messages(workspace, operator)
+    _sources(big, BundleVersion.objects.get(bundle__slug="bundle-0"))
     Group.objects.get_or_create(name="auditors")
     Token.objects.create(user=operator)
     return {"big": big, "workspace": workspace, "agent": agent, "operator": operator}
@@ -126,6 +127,17 @@ def _contacts_and_messages(workspace, owner):
     LoginLockout.objects.bulk_create(
         LoginLockout(kind="account", username=f"guessed-{i}", address="203.0.113.7",
                      failures=5, seconds=900)
+        for i in range(ROWS)
+    )  # fmt: skip
+
+
+def _sources(big, draft):
+    """Sources the catalog follows (pixie.sources), each with its bundle and a waiting draft."""
+    from pixie.sources.models import Source
+
+    Source.objects.bulk_create(
+        Source(url=f"https://example.com/skills-{i}.git", ref="main", bundle=big.bundle,
+               waiting_draft=draft, last_result="draft")
         for i in range(ROWS)
     )  # fmt: skip
 

@@ -36,7 +36,7 @@ from catalog.services.catalog_review import (
     catalog_review_refuse,
     publisher_trust,
 )
-from catalog.services.drafts import bundle_version_draft_edit
+from catalog.services.drafts import bundle_version_draft_discard, bundle_version_draft_edit
 from catalog.services.publishing import skill_package_create, skill_version_publish
 from catalog.services.signing import publisher_key_register, publisher_key_rotate
 from catalog.services.workspace_skills import (
@@ -71,6 +71,13 @@ from pixie.login_throttle import login_failed
 from pixie.sharing import services as sharing
 from pixie.sharing.dispatch import message_dispatch
 from pixie.sharing.models import BlockedSender, Message
+from pixie.sources.editing import (
+    source_create,
+    source_delete,
+    source_pause,
+    source_rewrite_accept,
+    source_update,
+)
 from pixie.sources.models import Source
 from pixie.sources.services import source_check
 from tests.factories import (
@@ -254,8 +261,14 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         )
         assert source_check(state["source"], actor=operator).last_result == "draft"
 
+    def a_rewrite_accepted():
+        # What a check that met a force-push leaves (tests/sources has the push itself).
+        Source.objects.filter(pk=state["added"].pk).update(last_result="rewritten")
+        source_rewrite_accept(Source.objects.get(pk=state["added"].pk), actor=operator)
+
     pending = BundleVersion.objects.get(pk=world.ids["pending_version"])
     publisher = make_publisher("walkers")
+    scrap = make_bundle_version("walkers-scrap", skills=[make_skill_version("scrapped")])
     steps = [
         ("an owner's edit", lambda: skill_edit(skill=local, actor=owner, body="Close it."),
          [local]),
@@ -291,6 +304,9 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a draft's notes and order", lambda: state.update(kit=bundle_version_draft_edit(
             bundle_version=make_bundle_version("walkers-kit", skills=[state["version"]]),
             actor=operator, notes="Walks first.", order=["walked"])), []),
+        # A draft discarded with the draft skill version only it held: the entry keeps both.
+        ("a draft discarded", lambda: bundle_version_draft_discard(
+            bundle_version=scrap, actor=operator), []),
         ("a bundle published", lambda: bundle_version_publish(
             bundle_version=state["kit"], actor=operator), []),
         ("a bundle loaded", lambda: call_command(
@@ -385,6 +401,17 @@ def test_every_service_that_writes_leaves_an_entry_its_objects_history_shows(
         ("a source's draft", a_source, [lambda: state["source"]]),
         ("a source checked again", lambda: source_check(state["source"], actor=operator),
          [lambda: state["source"]]),
+        # An operator's changes to sources (pixie.sources.editing: the admin's and the API's).
+        ("a source added", lambda: state.update(added=source_create(
+            actor=operator, url="https://example.com/walk.git", ref="main")),
+         [lambda: state["added"]]),
+        ("a source changed", lambda: source_update(
+            state["added"], actor=operator, ref="release", skills=["walk-upstream"]),
+         [lambda: state["added"]]),
+        ("a source paused", lambda: source_pause(state["added"], actor=operator, paused=True),
+         [lambda: state["added"]]),
+        ("a rewrite accepted", a_rewrite_accepted, [lambda: state["added"]]),
+        ("a source deleted", lambda: source_delete(state["added"], actor=operator), []),
     ]  # fmt: skip
     auditors = Group.objects.get(name="auditors")
     assert auditors  # the world's groups exist: a write path is walked as its user takes it

@@ -92,3 +92,31 @@ def test_a_message_text_is_stored_only_sealed(world):
     )
     assert response.status_code == 201
     assert database_contains(CANARY) == []
+
+
+def test_a_token_given_as_a_sources_variable_name_is_refused_and_goes_nowhere(world, caplog):
+    """A source names its deploy token's environment variable (pixie.sources): a token
+    pasted there instead, or in the URL, is refused without being stored, echoed or
+    logged, on adding a source and on changing one."""
+    caplog.set_level(logging.DEBUG)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens['operator']}")
+    source = f"/api/sources/{world.ids['source']}/"
+    tables = columns_of_every_table()
+    repository = "https://example.com/s.git"
+    given = [
+        ("post", "/api/sources/", {"url": repository, "credential_variable": CANARY}),
+        ("post", "/api/sources/", {"url": f"https://x:{CANARY}@example.com/s.git"}),
+        ("patch", source, {"credential_variable": CANARY}),
+        ("patch", source, {"url": f"https://{CANARY}@example.com/s.git"}),
+    ]  # fmt: skip
+    for method, url, body in given:
+        with transaction.atomic():
+            response = getattr(client, method)(url, body, format="json")
+            stored = database_contains(CANARY, tables)
+            transaction.set_rollback(True)
+        assert response.status_code == 400, (method, body)
+        assert set(response.json()["fields"]) <= {"url", "credential_variable"}
+        assert CANARY not in response.content.decode(), (method, body)
+        assert stored == [], (method, body)
+    assert CANARY not in caplog.text

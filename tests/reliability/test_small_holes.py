@@ -247,6 +247,8 @@ def is_paged_list(view_class) -> bool:
 
 # Lists only a workspace's owners read (the tokens that reach it).
 OWNERS_LISTS = {"workspace-token-list", "invitation-list"}
+# Lists only operators (and auditors) read: the sources the catalog follows.
+OPERATORS_LISTS = {"source-list"}
 
 
 @pytest.fixture
@@ -263,9 +265,12 @@ def test_every_list_endpoint_answers_a_missing_page_with_404_naming_the_pages(
     assert {"bundle-list", "plan-list", "skill-list", "message-list"} <= {n for n, _ in lists}
     owner_api = APIClient(raise_request_exception=False)
     owner_api.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens['owner']}")
+    operator_api = APIClient(raise_request_exception=False)
+    operator_api.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens['operator']}")
     failures = []
     for name, url in lists:
         client = owner_api if name in OWNERS_LISTS else member_api
+        client = operator_api if name in OPERATORS_LISTS else client
         first = client.get(url)
         assert first.status_code == 200, f"{url}: {first.status_code}"
         pages = -(-first.json()["count"] // 50) or 1

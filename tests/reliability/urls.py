@@ -92,6 +92,9 @@ def fill(route: str, name: str, world) -> str | None:
         values["pk"] = ids["message"]
     if "/history/" in route:
         values["pk"] = ids["revision"]
+    if route.startswith("api/sources/"):
+        values["pk"] = ids["source"]
+    values["source_id"] = ids["source"]
     match = ADMIN_MODEL_VIEW.match(name or "")
     if match and not any(c.label == match["app"] for c in apps.get_app_configs()):
         match = None

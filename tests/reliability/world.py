@@ -23,6 +23,7 @@ from pixie.installer.plans import plan_create
 from pixie.sharing import services as sharing
 from pixie.sharing.dispatch import message_dispatch
 from pixie.sharing.models import Message
+from pixie.sources.models import Source
 from tests.factories import add_local_contact
 from tests.installer.flow import install
 from tests.sharing.strangers import envelope as stranger_envelope
@@ -127,8 +128,10 @@ def build_world(demo_catalog, capture) -> World:
             title="A plan waits for your approval",
         )  # fmt: skip
     Group.objects.get_or_create(name="auditors")
+    # A source the catalog follows (pixie.sources), never checked: nothing reaches out.
+    source = Source.objects.create(url="https://example.com/skills.git", ref="main")
     with reversion.create_revision():  # history for the pages that show it
-        for obj in (acme, agent, turn):
+        for obj in (acme, agent, turn, source):
             obj.save()
     chase = WorkspaceSkill.objects.get(workspace=acme, slug="invoice-chase")
     ids = {
@@ -152,6 +155,7 @@ def build_world(demo_catalog, capture) -> World:
         "pending_version": pending.pk,
         "publisher": pending.bundle.publisher_id,
         "bundle": demo_catalog["2.1.0"].bundle_id,
+        "source": source.pk,
         "revision": AuditEntry.objects.filter(workspace=acme).latest("revision_id").revision_id,
     }
     return World(acme=acme, users=users, tokens=tokens, ids=ids)

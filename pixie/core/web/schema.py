@@ -125,6 +125,19 @@ class AuditorReadSchema(QueryParametersSchema):
         return responses
 
 
+class OperatorSchema(PixieAutoSchema):
+    """Operators' endpoints outside any workspace (the sources the catalog follows):
+    operators read and change, auditors read; everyone else is refused (403,
+    ``operator_required``), a read too."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        if direction == "response":
+            who = "an operator" if self.method in WRITES else "an operator or an auditor"
+            responses["403"] = _refusal(f"Only {who} can do this")
+        return responses
+
+
 ENVELOPE = {
     "type": "object",
     "description": "A sealed envelope from another Pixie server (pixie/sharing/envelopes.py).",
