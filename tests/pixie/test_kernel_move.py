@@ -100,11 +100,14 @@ def test_a_database_made_before_the_kernel_moved_keeps_its_history(tmp_path):
     tables_after = _tables(data / "pixie.sqlite3")
     # Migrations added since (delivery's, a notification kind) write their own bookkeeping:
     # the migrations applied, their models' content types and permissions, and SQLite's
-    # sequences for those. Every other table keeps exactly its rows.
+    # sequences for those, and the operators' and auditors' groups given a new app's
+    # permissions (sources'). Every other table keeps exactly its rows.
     bookkeeping = {"django_migrations", "django_content_type", "auth_permission",
-                   "sqlite_sequence"}  # fmt: skip
+                   "sqlite_sequence", "auth_group_permissions"}  # fmt: skip
     kept = {t: n for t, n in tables_before.items() if t not in bookkeeping}
     assert {t: tables_after.get(t) for t in kept} == kept
+    granted = tables_after["auth_group_permissions"] - tables_before["auth_group_permissions"]
+    assert granted == 5  # operators: add, change, delete, view a source; auditors: view
     after = _history(REPO, data, "pixie.core.models")
     assert after == before
     verified = _manage(REPO, data, "audit_verify")
