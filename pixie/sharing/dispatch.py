@@ -22,7 +22,6 @@ from __future__ import annotations
 import http.client
 import logging
 import re
-import socket
 import ssl
 
 from django.conf import settings
@@ -31,6 +30,7 @@ from django.utils import timezone
 
 from pixie.core.audit.records import audited
 from pixie.core.errors import PixieError
+from pixie.core.web.addresses import connect_to_one_of
 from pixie.sharing.models import Identity, Message
 
 from .destinations import (
@@ -167,25 +167,6 @@ def _connection(
     return _PinnedHTTPConnection(inbox.host, inbox.port, timeout=timeout, addresses=addresses)
 
 
-def _connect_to_one_of(
-    addresses: tuple[IPAddress, ...], port: int, timeout: float
-) -> socket.socket:
-    """A TCP connection to the first of the checked addresses that answers; the host
-    name is never looked up again. (http.client's proxy tunnelling is not used.)"""
-    last_error: OSError = OSError("no address to connect to")
-    for address in addresses:
-        family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(timeout)
-            sock.connect((str(address), port))
-        except OSError as exc:
-            sock.close()
-            last_error = exc
-            continue
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-    raise last_error
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
@@ -194,7 +175,7 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
         self.addresses = addresses
 
     def connect(self) -> None:
-        self.sock = _connect_to_one_of(self.addresses, self.port, self.timeout)
+        self.sock = connect_to_one_of(self.addresses, self.port, self.timeout)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
@@ -203,7 +184,7 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.addresses = addresses
 
     def connect(self) -> None:
-        sock = _connect_to_one_of(self.addresses, self.port, self.timeout)
+        sock = connect_to_one_of(self.addresses, self.port, self.timeout)
         # The certificate is checked against the name in the card (SNI too), not
         # against the address we pinned.
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)

@@ -40,6 +40,7 @@ from urllib.parse import urljoin, urlsplit
 from pixie.core.errors import DestinationRefused
 from pixie.core.web.addresses import (
     IPAddress,
+    connect_to_one_of,
     first_internal,
     host_is_plain,
     is_literal,
@@ -296,7 +297,7 @@ class _Pinned(http.client.HTTPConnection):
         self.cut_off = False
 
     def connect(self) -> None:
-        self.raw = _connect_to_one_of(self.addresses, self.port, self.timeout)
+        self.raw = connect_to_one_of(self.addresses, self.port, self.timeout)
         if self.cut_off:  # the deadline passed while connecting
             self.raw.close()
             raise TimeoutError("the deadline passed")
@@ -321,18 +322,3 @@ class _PinnedTLS(_Pinned):
         return ssl.create_default_context().wrap_socket(raw, server_hostname=self.host)
 
 
-def _connect_to_one_of(addresses: tuple[IPAddress, ...], port: int, timeout: float):
-    """A TCP connection to the first of the checked addresses that answers."""
-    last_error: OSError = OSError("no address to connect to")
-    for address in addresses:
-        family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(timeout)
-            sock.connect((str(address), port))
-        except OSError as exc:
-            sock.close()
-            last_error = exc
-            continue
-        return sock
-    raise last_error

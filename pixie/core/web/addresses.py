@@ -131,3 +131,24 @@ def is_literal(host: str, address: IPAddress) -> bool:
         return ipaddress.ip_address(host) == address
     except ValueError:
         return False
+
+
+def connect_to_one_of(addresses, port: int, timeout: float):
+    """A TCP connection to the first of the checked ``addresses`` that answers; the host
+    name is never looked up again (so a second DNS answer cannot send it elsewhere)."""
+    import socket
+
+    last_error: OSError = OSError("no address to connect to")
+    for address in addresses:
+        family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout)
+            sock.connect((str(address), port))
+        except OSError as exc:
+            sock.close()
+            last_error = exc
+            continue
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+    raise last_error
