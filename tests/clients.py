@@ -21,10 +21,10 @@ def token_client(user, **limits) -> APIClient:
     return client
 
 
-def admin_for(user) -> Client:
+def admin_for(user, client_class=Client) -> Client:
     if not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
-    client = Client()
+    client = client_class()
     client.force_login(user)
     return client

@@ -11,6 +11,7 @@ from reversion.models import Version
 from catalog.models import BundleVersion, SkillVersion
 from catalog.roles import auditors_group_ensure, operators_group_ensure
 from pixie.sources.models import Source
+from tests import clients
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -43,12 +44,7 @@ class Committing(Client):
 
 
 def admin_for(user) -> Committing:
-    if not user.is_staff:
-        user.is_staff = True
-        user.save(update_fields=["is_staff"])
-    client = Committing()
-    client.force_login(user)
-    return client
+    return clients.admin_for(user, client_class=Committing)
 
 
 def form(upstream, **changes) -> dict:
