@@ -67,9 +67,9 @@ def chromium():
 @pytest.fixture(scope="session")
 def screenshots(tmp_path_factory):
     """Where the journeys' screenshots go: PIXIE_SCREENSHOTS (scripts/screenshots points
-    it at docs/screenshots to refresh the README's pictures), else in the slow run (CI)
-    this worker's temporary folder; None in the quick run, which takes none (they assert
-    nothing, and cost about a fifth of a second each)."""
+    it at docs/screenshots to refresh the pictures in the README and docs/), else in the
+    slow run (CI) this worker's temporary folder; None in the quick run, which takes none
+    (they assert nothing, and cost about a fifth of a second each)."""
     chosen = os.environ.get("PIXIE_SCREENSHOTS")
     if chosen:
         folder = Path(chosen)

@@ -175,7 +175,7 @@ def test_check_deploy_passes_with_production_settings(tmp_path):
         "ALLOWED_HOSTS": "pixie.example.com",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.sqlite3'}",
         "SECURE_HSTS_PRELOAD": "1",
-        # The rest of README.md's production settings (scripts/prod sets LOG_FORMAT).
+        # The rest of docs/OPERATIONS.md's production settings (scripts/prod sets LOG_FORMAT).
         "PIXIE_KEY_ENCRYPTION_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
         "REDIS_URL": "redis://127.0.0.1:6379/0",
         "LOG_FORMAT": "json",
