@@ -109,6 +109,9 @@ def test_dump_gives_back_every_byte_and_mode_and_loads_back_to_the_same(bundle, 
     toml.write_text(toml.read_text().replace('version = "1.0.0"', 'version = "1.0.1"'))
     out = load(first, "--publish")
     assert "0 new skill versions, 2 unchanged skill versions reused" in out
+    # Loaded again, it is the version already there: nothing written, so no counts.
+    again = load(first, "--publish")
+    assert again == "Unchanged: ledger-tools 1.0.1 (published, 2 skills, 3 supporting files)\n"
     second = dump("ledger-tools", "1.0.1", tmp_path / "dump2")
     assert tree(second / "skills") == tree(first / "skills")
 

@@ -43,11 +43,17 @@ class Command(BaseCommand):
             verb = "Unchanged:"
         state = " and published" if result.published else ""
         files = sum(len(skill.files) for skill in spec.skills)
+        # What a load wrote; a version already loaded wrote nothing, so it says no counts.
+        written = (
+            f", {result.skill_versions_created} new skill versions, "
+            f"{result.skill_versions_reused} unchanged skill versions reused"
+            if result.created
+            else ""
+        )
         self.stdout.write(
             f"{verb} {version.bundle.slug} {version.version}{state} "
             f"({version.get_status_display().lower()}, {len(spec.skills)} skills, "
-            f"{files} supporting files, {result.skill_versions_created} new skill versions, "
-            f"{result.skill_versions_reused} unchanged skill versions reused)"
+            f"{files} supporting files{written})"
         )
         if not version.is_draft and not version.in_catalog:
             # A third party's or a workspace's publisher: the catalog waits for a review.
