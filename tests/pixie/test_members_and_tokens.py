@@ -412,3 +412,18 @@ def test_a_one_time_link_starts_with_the_address_the_page_was_asked_at(acme, own
         url, {"action": "add", "username": "newbie2", "role": "member"}, HTTP_HOST="pixie.internal"
     )
     assert "https://pixie.example.com/accounts/set-password/" in again.content.decode()
+
+
+@pytest.mark.parametrize("group", ["operators", "auditors"])
+def test_staff_in_no_workspace_find_their_tokens_page_from_any_admin_page(group):
+    from django.contrib.auth.models import Group
+
+    person = make_user(is_staff=True)
+    person.groups.add(Group.objects.get(name=group))
+    client = admin_for(person)
+    index = client.get("/admin/").content.decode()
+    link = re.search(r'<a href="([^"]+)" id="my-tokens-link">Your API tokens</a>', index)
+    assert link, "the admin's user links offer the person's own tokens"
+    page = client.get(link.group(1))
+    assert page.status_code == 200
+    assert "Make a token" in page.content.decode()
