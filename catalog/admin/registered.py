@@ -469,7 +469,7 @@ class SkillRevisionInline(ReadOnlyInline):
     def has_view_permission(self, request, obj=None):
         # Whoever may open the skill reads its revisions (the skill's admin scopes who
         # that is); members hold no model permission on revisions of their own.
-        return self.admin_site._registry[WorkspaceSkill].has_view_permission(request, obj)
+        return self.admin_site.get_model_admin(WorkspaceSkill).has_view_permission(request, obj)
 
     @admin.display(description="From the catalog version")
     def came_from(self, revision):

@@ -68,7 +68,7 @@ class VersionPages(AdminPages):
             raise PermissionDenied
         version = self.get_object(request, object_id)
         if version is None or not self.has_view_permission(request, version):
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            return self.object_not_found(request, object_id)
         review = version_review(version, request.user)
         may_release = "publish" in self.get_actions(request)
         context = {

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseNotModified
-from django.utils.http import parse_etags
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.debug import sensitive_variables
 from django_ratelimit.core import get_usage
@@ -202,7 +201,7 @@ def served(token) -> Served:
 def _index(request, token):
     index = served(token)
     record_index_read(token, request)
-    if index.etag in parse_etags(request.headers.get("If-None-Match", "")):
+    if index.etag in if_none_match(request.headers.get("If-None-Match", "")):
         return _private(_not_modified(index.etag))
     response = HttpResponse(index.body, content_type="application/json")
     response["ETag"] = index.etag
@@ -219,7 +218,7 @@ def _archive(request, token, *, slug: str, digest: str):
         )
     etag = f'"{digest}"'
     record_fetch(token, request, entry)
-    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+    if etag in if_none_match(request.headers.get("If-None-Match", "")):
         return _private(_not_modified(etag), "max-age=86400, immutable")
     response = FileResponse(
         stored_file(entry.content.content_key, entry.digest).open("rb"),
@@ -249,6 +248,19 @@ def stored_file(content_key: str, digest: str) -> Path:
             part.write(content)
         os.replace(part.name, path)
     return path
+
+
+ENTITY_TAG = re.compile(r'(?:W/)?"[^"]*"')
+
+
+def if_none_match(header: str) -> list[str]:
+    """The entity tags an If-None-Match header lists (RFC 9110, 13.1.2), each as written
+    (``W/`` kept), or ``["*"]`` for a bare ``*``; a member that is not an entity tag is
+    left out. A served tag is compared with them as it is: strongly, ``*`` matching none."""
+    if header.strip() == "*":
+        return ["*"]
+    members = (member.strip() for member in header.split(","))
+    return [member for member in members if ENTITY_TAG.fullmatch(member)]
 
 
 def _not_modified(etag: str) -> HttpResponse:
@@ -305,7 +317,7 @@ def _claude(request, token, rest: str, base: str):
     if rest == CLAUDE + "marketplace.json":
         marketplace = served_marketplace(token, base)
         record_index_read(token, request)
-        if marketplace.etag in parse_etags(request.headers.get("If-None-Match", "")):
+        if marketplace.etag in if_none_match(request.headers.get("If-None-Match", "")):
             return _private(_not_modified(marketplace.etag))
         response = HttpResponse(marketplace.body, content_type="application/json")
         response["ETag"] = marketplace.etag
@@ -318,7 +330,7 @@ def _claude(request, token, rest: str, base: str):
         return _text(404, "This plugin archive is not what this marketplace serves now.\n")
     record_plugin_fetch(token, request, plugin)
     etag = f'"{plugin.digest}"'
-    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+    if etag in if_none_match(request.headers.get("If-None-Match", "")):
         return _private(_not_modified(etag), "max-age=86400, immutable")
     response = FileResponse(
         stored_file(plugin.content_key, plugin.digest).open("rb"),

@@ -10,8 +10,9 @@ as it was recorded, compared with the version recorded before it
 through the service that owns it, never as a replayed row.
 """
 
+import re
+
 from django.contrib import messages
-from django.contrib.admin.utils import quote, unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
@@ -19,10 +20,29 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from reversion.admin import VersionAdmin
 from reversion.models import Version
 
 from pixie.core.audit.recorded import recorded_version, version_before
+
+# The admin's quoting of a primary key in its URLs (its admin_urlquote filter): each of
+# these characters, which would confuse a URL, becomes "_" and its two hex digits.
+ADMIN_QUOTED = '":/_#?;@&=+$,[]<>%\n\\'
+QUOTE_MAP = {ord(char): f"_{ord(char):02X}" for char in ADMIN_QUOTED}
+UNQUOTE_MAP = {quoted: chr(char) for char, quoted in QUOTE_MAP.items()}
+QUOTED = re.compile("|".join(UNQUOTE_MAP))
+
+
+def admin_quote(pk):
+    """A primary key as the admin puts it in a URL (a key that is not text stays as it is)."""
+    return pk.translate(QUOTE_MAP) if isinstance(pk, str) else pk
+
+
+def admin_unquote(object_id: str) -> str:
+    """An object id from an admin URL back to the primary key it quotes."""
+    return QUOTED.sub(lambda match: UNQUOTE_MAP[match[0]], object_id)
+
 
 READ_ONLY = (
     "History is read-only in Pixie: a recorded version is never saved back over the "
@@ -44,7 +64,7 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
             raise PermissionDenied
         opts = self.model._meta
         versions = (
-            Version.objects.get_for_object_reference(self.model, unquote(object_id))
+            Version.objects.get_for_object_reference(self.model, admin_unquote(object_id))
             .filter(revision__audit__isnull=False)
             .select_related("revision", "revision__user")
             .order_by(*(self.get_version_ordering(request) or ()))
@@ -54,7 +74,7 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
                 "revision": version.revision,
                 "url": reverse(
                     f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_revision",
-                    args=(quote(version.object_id), version.id),
+                    args=(admin_quote(version.object_id), version.id),
                 ),
             }
             for version in versions
@@ -66,9 +86,9 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
     def revision_view(self, request, object_id, version_id, extra_context=None):
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
-        obj = self.get_object(request, unquote(object_id))
+        obj = self.get_object(request, admin_unquote(object_id))
         if obj is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            return self.object_not_found(request, object_id)
         version = get_object_or_404(
             Version.objects.get_for_object(obj)
             .filter(revision__audit__isnull=False)
@@ -85,7 +105,7 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "original": obj,
-            "object_id": quote(obj.pk),
+            "object_id": admin_quote(obj.pk),
             "title": f"{obj} as recorded",
             "version": version,
             "revision": version.revision,
@@ -97,6 +117,17 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/history/recorded_version.html", context)
+
+    def object_not_found(self, request, object_id):
+        """The answer to an address of an object that is not there (or not for this
+        reader): the admin's own, a warning and the admin's index. An admin that hides
+        objects from some readers answers 404 instead."""
+        message = _("%(name)s with ID “%(key)s” doesn’t exist. Perhaps it was deleted?") % {
+            "name": self.opts.verbose_name,
+            "key": admin_unquote(object_id),
+        }
+        self.message_user(request, message, messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:index", current_app=self.admin_site.name))
 
     def recoverlist_view(self, request, extra_context=None):
         return self._no_recovery(request)
@@ -119,12 +150,12 @@ class ReadOnlyHistoryAdmin(VersionAdmin):
     def _revision_url(self, obj, version) -> str:
         info = self.opts.app_label, self.opts.model_name
         return reverse(
-            f"{self.admin_site.name}:%s_%s_revision" % info, args=(quote(obj.pk), version.pk)
+            f"{self.admin_site.name}:%s_%s_revision" % info, args=(admin_quote(obj.pk), version.pk)
         )
 
     def _history_url(self, obj) -> str:
         info = self.opts.app_label, self.opts.model_name
-        return reverse(f"{self.admin_site.name}:%s_%s_history" % info, args=[quote(obj.pk)])
+        return reverse(f"{self.admin_site.name}:%s_%s_history" % info, args=[admin_quote(obj.pk)])
 
 
 def recorded_together(version: Version) -> list[str]:

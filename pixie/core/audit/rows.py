@@ -13,7 +13,6 @@ from urllib.parse import quote
 from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString
 
 from pixie.core.models import AuditEntry
@@ -24,6 +23,9 @@ QUIET = '<span class="quiet">{}</span>'
 
 
 SAMPLE_ID = "7301000173"  # an id no address holds otherwise
+# What reverse() leaves unquoted in an argument: RFC 3986's sub-delims ("!$&'()*+,;=")
+# and the other characters a path may hold as they are.
+PATH_SAFE = "!$&'()*+,;=" + "/~:@"
 
 
 @cache
@@ -44,7 +46,7 @@ def _url(name: str, object_id) -> str:
         return ""
     # Quoted as reverse() quotes its arguments (the ids recorded are numbers, but the
     # admin's <path:object_id> would take any text).
-    return around[0] + quote(str(object_id), safe=RFC3986_SUBDELIMS + "/~:@") + around[1]
+    return around[0] + quote(str(object_id), safe=PATH_SAFE) + around[1]
 
 
 def object_url(kind: str, object_id) -> str:

@@ -75,7 +75,7 @@ class MembershipFormSet(BaseInlineFormSet):
             if not form.has_changed() and form.instance.pk is None:
                 continue  # an empty extra row
             was_owner = form.instance.pk is not None and form.initial.get("role") == owner
-            stays_owner = not self._should_delete_form(form) and (
+            stays_owner = not form.cleaned_data.get("DELETE", False) and (
                 form.cleaned_data.get("role") == owner
             )
             if was_owner and not stays_owner:

@@ -11,6 +11,7 @@ from django.http import Http404
 from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
 from pixie.core.models import Membership, Workspace
 from pixie.core.people.permissions import role_in, sees_every_workspace
+from pixie.core.web.admin_missing import answers_not_found
 
 
 def member_workspace_ids(user) -> list[int]:
@@ -96,9 +97,17 @@ class WorkspaceScopedAdmin(ReadOnlyHistoryAdmin):
             context["workspace_role"] = role_in(user=request.user, workspace=self.workspace_of(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
-    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
+    def object_not_found(self, request, object_id):
         # Another workspace's object is simply not there: 404, not a hint-bearing redirect.
-        raise Http404(f"No {opts.verbose_name} {object_id}.")
+        raise Http404(f"No {self.opts.verbose_name} {object_id}.")
+
+    def get_object(self, request, object_id, from_field=None):
+        # The admin's change, delete and history views (and ours) read the object here;
+        # one the reader may not see answers 404 at once instead of the admin's redirect.
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None and answers_not_found(self, request):
+            self.object_not_found(request, object_id)
+        return obj
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)

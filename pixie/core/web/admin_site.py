@@ -20,7 +20,7 @@ class PixieAdminSite(admin.AdminSite):
 
     def section_label(self, model) -> str:
         """The app label of the section the model is listed under."""
-        model_admin = self._registry.get(model)
+        model_admin = self.get_model_admin(model) if self.is_registered(model) else None
         return getattr(model_admin, "listed_under", None) or model._meta.app_label
 
     def section(self, model) -> dict:

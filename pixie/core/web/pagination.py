@@ -5,7 +5,7 @@ catalog's bundle list uses CountInPagePagination, which fetches a page and its c
 in one query.
 """
 
-from django.core.paginator import EmptyPage, InvalidPage, PageNotAnInteger, Paginator
+from django.core.paginator import EmptyPage, InvalidPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, Window
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
@@ -85,7 +85,7 @@ class CountInPagePaginator(ClearPaginator):
             self.__dict__["count"] = 0
         else:
             raise self._missing(number)
-        return self._get_page(rows, number, self)
+        return Page(rows, number, self)
 
 
 class PagePagination(PageNumberPagination):

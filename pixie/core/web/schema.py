@@ -67,24 +67,38 @@ def _refusal(description: str) -> dict:
 
 class PixieAutoSchema(AutoSchema):
     """drf-spectacular's AutoSchema, with the refusals every operation can answer, and
-    every request body that refuses unknown keys (pixie.core.web.api.StrictSerializer) saying so."""
+    every request body that refuses unknown keys (pixie.core.web.api.StrictSerializer) saying so.
 
-    def _map_serializer(self, serializer, direction, bypass_extensions=False):
-        schema = super()._map_serializer(serializer, direction, bypass_extensions)
-        if isinstance(serializer, StrictSerializer):
-            schema["additionalProperties"] = False
-        return schema
+    Only AutoSchema's public methods are overridden (``resolve_serializer``,
+    ``get_operation``); a subclass adds its own refusals in ``add_refusals``."""
 
-    def _get_response_bodies(self, direction="response"):
-        responses = super()._get_response_bodies(direction)
-        if direction != "response":
-            return responses
+    def resolve_serializer(self, serializer, direction, bypass_extensions=False):
+        component = super().resolve_serializer(serializer, direction, bypass_extensions)
+        strict = (
+            issubclass(serializer, StrictSerializer)
+            if isinstance(serializer, type)
+            else isinstance(serializer, StrictSerializer)
+        )
+        if strict and component.schema is not None:
+            component.schema["additionalProperties"] = False
+        return component
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
         for name, schema in COMPONENTS.items():
-            self.registry.register_on_missing(
+            registry.register_on_missing(
                 ResolvedComponent(
                     name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
                 )
             )
+        self.add_refusals(operation["responses"])
+        return operation
+
+    def add_refusals(self, responses: dict) -> None:
+        """Add to ``responses`` (code -> response) the refusals this operation can answer;
+        a response the view declares itself is kept."""
         refusals = {
             "404": _refusal(
                 "Not found: no such object, a workspace you are not a member of, or a page "
@@ -101,28 +115,23 @@ class PixieAutoSchema(AutoSchema):
             )
         for code, response in refusals.items():
             responses.setdefault(code, response)
-        return responses
 
 
 class QueryParametersSchema(PixieAutoSchema):
     """A read whose query parameters can be wrong (pixie.core.errors.ValidationFailed): its
     400 is documented too."""
 
-    def _get_response_bodies(self, direction="response"):
-        responses = super()._get_response_bodies(direction)
-        if direction == "response":
-            responses.setdefault("400", _refusal("A query parameter is not what it should be"))
-        return responses
+    def add_refusals(self, responses: dict) -> None:
+        super().add_refusals(responses)
+        responses.setdefault("400", _refusal("A query parameter is not what it should be"))
 
 
 class AuditorReadSchema(QueryParametersSchema):
     """A read for auditors and operators only: its 403 is documented too."""
 
-    def _get_response_bodies(self, direction="response"):
-        responses = super()._get_response_bodies(direction)
-        if direction == "response":
-            responses.setdefault("403", _refusal("Only auditors and operators read this"))
-        return responses
+    def add_refusals(self, responses: dict) -> None:
+        super().add_refusals(responses)
+        responses.setdefault("403", _refusal("Only auditors and operators read this"))
 
 
 class OperatorSchema(PixieAutoSchema):
@@ -130,12 +139,10 @@ class OperatorSchema(PixieAutoSchema):
     operators read and change, auditors read; everyone else is refused (403,
     ``operator_required``), a read too."""
 
-    def _get_response_bodies(self, direction="response"):
-        responses = super()._get_response_bodies(direction)
-        if direction == "response":
-            who = "an operator" if self.method in WRITES else "an operator or an auditor"
-            responses["403"] = _refusal(f"Only {who} can do this")
-        return responses
+    def add_refusals(self, responses: dict) -> None:
+        super().add_refusals(responses)
+        who = "an operator" if self.method in WRITES else "an operator or an auditor"
+        responses["403"] = _refusal(f"Only {who} can do this")
 
 
 ENVELOPE = {
