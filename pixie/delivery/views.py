@@ -201,7 +201,7 @@ def served(token) -> Served:
 def _index(request, token):
     index = served(token)
     record_index_read(token, request)
-    if index.etag in if_none_match(request.headers.get("If-None-Match", "")):
+    if client_has(request.headers.get("If-None-Match", ""), index.etag):
         return _private(_not_modified(index.etag))
     response = HttpResponse(index.body, content_type="application/json")
     response["ETag"] = index.etag
@@ -218,7 +218,7 @@ def _archive(request, token, *, slug: str, digest: str):
         )
     etag = f'"{digest}"'
     record_fetch(token, request, entry)
-    if etag in if_none_match(request.headers.get("If-None-Match", "")):
+    if client_has(request.headers.get("If-None-Match", ""), etag):
         return _private(_not_modified(etag), "max-age=86400, immutable")
     response = FileResponse(
         stored_file(entry.content.content_key, entry.digest).open("rb"),
@@ -253,14 +253,19 @@ def stored_file(content_key: str, digest: str) -> Path:
 ENTITY_TAG = re.compile(r'(?:W/)?"[^"]*"')
 
 
-def if_none_match(header: str) -> list[str]:
-    """The entity tags an If-None-Match header lists (RFC 9110, 13.1.2), each as written
-    (``W/`` kept), or ``["*"]`` for a bare ``*``; a member that is not an entity tag is
-    left out. A served tag is compared with them as it is: strongly, ``*`` matching none."""
+def client_has(header: str, etag: str) -> bool:
+    """Whether an If-None-Match header says the client holds what ``etag`` names (RFC
+    9110, 13.1.2): ``*``, or a listed entity tag equal to it under the weak comparison
+    that field calls for (``W/"x"`` matches ``"x"``: a proxy that compresses a response
+    weakens its tag, and its clients still revalidate with it). A member that is not an
+    entity tag is left out."""
     if header.strip() == "*":
-        return ["*"]
+        return True
+    opaque = etag.removeprefix("W/")
     members = (member.strip() for member in header.split(","))
-    return [member for member in members if ENTITY_TAG.fullmatch(member)]
+    return any(
+        ENTITY_TAG.fullmatch(member) and member.removeprefix("W/") == opaque for member in members
+    )
 
 
 def _not_modified(etag: str) -> HttpResponse:
@@ -317,7 +322,7 @@ def _claude(request, token, rest: str, base: str):
     if rest == CLAUDE + "marketplace.json":
         marketplace = served_marketplace(token, base)
         record_index_read(token, request)
-        if marketplace.etag in if_none_match(request.headers.get("If-None-Match", "")):
+        if client_has(request.headers.get("If-None-Match", ""), marketplace.etag):
             return _private(_not_modified(marketplace.etag))
         response = HttpResponse(marketplace.body, content_type="application/json")
         response["ETag"] = marketplace.etag
@@ -330,7 +335,7 @@ def _claude(request, token, rest: str, base: str):
         return _text(404, "This plugin archive is not what this marketplace serves now.\n")
     record_plugin_fetch(token, request, plugin)
     etag = f'"{plugin.digest}"'
-    if etag in if_none_match(request.headers.get("If-None-Match", "")):
+    if client_has(request.headers.get("If-None-Match", ""), etag):
         return _private(_not_modified(etag), "max-age=86400, immutable")
     response = FileResponse(
         stored_file(plugin.content_key, plugin.digest).open("rb"),
