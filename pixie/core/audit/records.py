@@ -11,16 +11,9 @@ it changed, the path it came through, the plan it belongs to.
 import json
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache
 
 import reversion
-from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connections, router, transaction
-from django.db.models import CompositePrimaryKey, F, IntegerField, Value
-from django.utils.encoding import force_str, is_protected_type
-from reversion import revisions as reversion_revisions
-from reversion.models import Revision, Version
-from reversion.signals import post_revision_commit, pre_revision_commit
+from django.db import transaction
 
 from pixie.core.audit.chain import chain_extend
 from pixie.core.logs import request_id_var, request_path_var, task_id_var
@@ -48,202 +41,20 @@ def audited(*, actor, comment: str, plan=None):
             _plan_var.reset(token)
 
 
-# --- many objects into the revision at once -----------------------------------------
+# --- rows written in bulk, into the revision ----------------------------------------
 
 
-def add_all_to_revision(objects, *, written_here: bool = False) -> None:
-    """``reversion.add_to_revision`` of each object, in order, with the same versions
-    (the same place in the revision, the same fields): each serialised from the values it
-    holds in memory into the very JSON Django's serialiser writes for it
-    (``history_json``), and the revision updated once rather than once an object. An
-    apply records a hundred objects: through the serialiser that was about a tenth of a
-    millisecond each. A model registered with anything else than plain JSON of its own
-    fields (follows, natural keys, many-to-many fields, duplicates ignored) goes through
-    reversion itself.
-
-    ``written_here``: the caller wrote these rows in the current transaction and deletes
-    none of them before the revision is saved, so reversion's check that each object
-    still exists (``_still_there``) is not made for them.
-
-    Uses django-reversion's frame helpers (6.x); tests/pixie/test_history_rows.py holds
-    its versions equal to reversion's own."""
-    frame_versions = reversion_revisions._copy_db_versions(
-        reversion_revisions._current_frame().db_versions
-    )
+def add_all_to_revision(objects) -> None:
+    """``reversion.add_to_revision`` of each object, in order: a service that writes rows
+    in bulk (so no post_save records them) names them here. Reversion serialises each
+    one and, as the revision is saved, records only those still in the database."""
     for obj in objects:
-        if obj.pk is None:  # as reversion: an object not fully formed is not recorded
-            continue
-        model = obj.__class__
-        options = reversion_revisions._get_options(model)
-        if _history_fields(model) is None:
-            reversion_revisions._update_frame(db_versions=frame_versions)
-            reversion.add_to_revision(obj)
-            frame_versions = reversion_revisions._copy_db_versions(
-                reversion_revisions._current_frame().db_versions
-            )
-            continue
-        model_db = router.db_for_write(model, instance=obj)
-        object_id = force_str(getattr(obj, options.object_id_field))
-        data, text = history_json(obj), force_str(obj)
-        for using, versions in frame_versions.items():
-            content_type = reversion_revisions._get_content_type(model, using)
-            version = Version(
-                content_type=content_type,
-                object_id=object_id,
-                db=model_db,
-                format=options.format,
-                serialized_data=data,
-                object_repr=text,
-            )
-            version.written_here = written_here
-            versions[content_type, object_id] = version
-    reversion_revisions._update_frame(db_versions=frame_versions)
+        reversion.add_to_revision(obj)
 
 
-def history_json(obj) -> str:
-    """What ``serializers.serialize("json", [obj], fields=<its registered fields>)``
-    returns, from the object's values, for a model ``_history_fields`` accepts."""
-    fields = {}
-    for field in _history_fields(obj.__class__):
-        value = field.value_from_object(obj)
-        fields[field.name] = value if is_protected_type(value) else field.value_to_string(obj)
-    pk_field = obj._meta.pk
-    pk = pk_field.value_from_object(obj)
-    dump = {
-        "model": str(obj._meta),
-        "pk": pk if is_protected_type(pk) else pk_field.value_to_string(obj),
-        "fields": fields,
-    }
-    return f"[{json.dumps(dump, cls=DjangoJSONEncoder, ensure_ascii=False)}]"
-
-
-@cache
-def _history_fields(model) -> tuple | None:
-    """The fields Django's serialiser writes for a registered model, in its order, or None
-    if its registration asks for more than plain JSON of its own fields."""
-    options = reversion_revisions._get_options(model)
-    concrete = model._meta.concrete_model._meta
-    if (
-        options.format != "json"
-        or options.follow
-        or options.ignore_duplicates
-        or options.use_natural_foreign_keys
-        or isinstance(model._meta.pk, CompositePrimaryKey)
-        or any(f.serialize and f.attname in options.fields for f in concrete.local_many_to_many)
-    ):
-        return None
-    return tuple(
-        field
-        for field in concrete.local_fields
-        if field.serialize
-        and (field.attname if field.remote_field is None else field.attname[:-3]) in options.fields
-    )
-
-
-# --- saving a revision ---------------------------------------------------------------
-
-_INTEGER_IDS = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField",
-                "SmallIntegerField", "PositiveIntegerField", "PositiveBigIntegerField",
-                "PositiveSmallIntegerField"}  # fmt: skip
-
-
-def save_revision(versions, user=None, comment="", meta=(), date_created=None, using=None):
-    """django-reversion 6's ``_save_revision`` (installed in its place by PixieConfig), the
-    same steps in the same order, except that its check that each recorded object still
-    exists is one query for every model (a UNION of their ids) instead of one a model (an
-    apply records five models: four round trips fewer), and the versions are inserted
-    without UNNEST (_insert_versions)."""
-    versions = _still_there(list(versions))
-    if not versions:
-        return
-    revision = Revision(date_created=date_created, user=user, comment=comment)
-    pre_revision_commit.send(
-        sender=reversion_revisions.create_revision, revision=revision, versions=versions
-    )
-    revision.save(using=using)
-    for version in versions:
-        version.revision = revision
-    _insert_versions(versions, using)
-    for meta_model, meta_fields in meta:
-        meta_model._base_manager.db_manager(using=using).create(revision=revision, **meta_fields)
-    post_revision_commit.send(
-        sender=reversion_revisions.create_revision, revision=revision, versions=versions
-    )
-
-
-# Rows a statement of _insert_versions writes (7 parameters a row, PostgreSQL takes 65,535).
-VERSIONS_A_STATEMENT = 5000
-
-
-def _insert_versions(versions: list, using: str) -> None:
-    """What reversion does (bulk_create, or a save each where rows cannot be returned), but
-    on PostgreSQL one plain multi-row INSERT: Django's bulk_create there sends columns as
-    arrays for UNNEST, and psycopg escapes each array element in Python, about a fifth of
-    a millisecond a version; one value at a time is escaped by libpq."""
-    connection = connections[using]
-    if connection.vendor != "postgresql":
-        if connection.features.can_return_rows_from_bulk_insert:
-            Version.objects.using(using).bulk_create(versions)
-        else:
-            for version in versions:
-                version.save(using=using)
-        return
-    quote = connection.ops.quote_name
-    fields = [f for f in Version._meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(quote(f.column) for f in fields)
-    row = f"({', '.join(['%s'] * len(fields))})"
-    table, pk = quote(Version._meta.db_table), quote(Version._meta.pk.column)  # model names
-    for start in range(0, len(versions), VERSIONS_A_STATEMENT):
-        batch = versions[start : start + VERSIONS_A_STATEMENT]
-        # Ids and text as they are stored: nothing to prepare.
-        params = [getattr(v, f.attname) for v in batch for f in fields]
-        with connection.cursor() as cursor:
-            values = ", ".join([row] * len(batch))
-            cursor.execute(
-                f"INSERT INTO {table} ({columns}) VALUES {values} RETURNING {pk}",  # noqa: S608
-                params,
-            )
-            for version, (new_id,) in zip(batch, cursor.fetchall(), strict=True):
-                version.pk = new_id
-                version._state.adding, version._state.db = False, using
-
-
-def _still_there(versions: list) -> list:
-    """The versions whose objects are still in the database (reversion skips an object
-    deleted after it was added), read by each model's base manager as reversion does; not
-    read for the rows their writer vouched for (add_all_to_revision's ``written_here``)."""
-    wanted: dict[tuple, set[str]] = {}
-    for version in versions:
-        if not getattr(version, "written_here", False):
-            wanted.setdefault((version._model, version.db), set()).add(version.object_id)
-    if not wanted:
-        return versions
-    found: set[tuple] = set()
-    unions: dict[str, list] = {}
-    for (model, db), ids in wanted.items():
-        id_field = reversion_revisions._get_options(model).object_id_field
-        rows = model._base_manager.using(db).filter(**{f"{id_field}__in": ids}).order_by()
-        if model._meta.get_field(id_field).get_internal_type() not in _INTEGER_IDS:
-            found |= {(model, db, force_str(i)) for i in rows.values_list(id_field, flat=True)}
-            continue
-        tag = Value(len(unions.setdefault(db, [])), output_field=IntegerField())
-        unions[db].append(
-            (
-                model,
-                rows.annotate(history_tag=tag, history_oid=F(id_field)).values_list(
-                    "history_tag", "history_oid"
-                ),
-            )
-        )
-    for db, tagged in unions.items():
-        first, *rest = [rows for _model, rows in tagged]
-        combined = first.union(*rest, all=True) if rest else first
-        found |= {(tagged[tag][0], db, force_str(oid)) for tag, oid in combined}
-    return [
-        v
-        for v in versions
-        if getattr(v, "written_here", False) or (v._model, v.db, v.object_id) in found
-    ]
+def _model_of(version):
+    # Content types are cached by Django's manager: no query after the first of a kind.
+    return version.content_type.model_class()
 
 
 # --- what each revision changed, and how it came ------------------------------------
@@ -273,7 +84,7 @@ def placement(versions) -> tuple[set[int], bool]:
     catalog = False
     lookups: dict[tuple, list[str]] = {}
     for version in versions:
-        model = version._model
+        model = _model_of(version)
         if model is Workspace:
             found.add(int(version.object_id))
             continue
@@ -310,7 +121,7 @@ def plan_of(versions) -> int | None:
     if named is not None:
         return named
     for version in versions:
-        if version._model._meta.label == "catalog.Plan":
+        if _model_of(version)._meta.label == "catalog.Plan":
             return int(version.object_id)
     return None
 
