@@ -39,8 +39,8 @@ TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"
 SEQ_SCAN_FINE = 1000  # rows; below this a sequential scan is the right plan
 SHOWN_FAST = 0.5  # ms; faster index-only queries are summarised, not listed
 PROJECT_DIRS = ("catalog/", "agents/", "pixie/", "egress/")
-# Middleware, the seed itself, and the runner of prepared queries (its caller is named).
-NOT_CALLERS = {"pixie/core/logs.py", "benchmarks/bench_data.py", "pixie/core/db/prepared.py"}
+# Middleware and the seed itself (the caller is named).
+NOT_CALLERS = {"pixie/core/logs.py", "benchmarks/bench_data.py"}
 
 
 # What these plans showed when the script was written, and what was done about it.

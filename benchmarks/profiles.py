@@ -36,7 +36,6 @@ from rest_framework.views import APIView  # noqa: E402
 import catalog.api.views as catalog_views  # noqa: E402  (rendered_once, as the views call it)
 import pixie.installer.plan_apply as plan_apply_module  # noqa: E402
 from catalog.models import Plan  # noqa: E402
-from pixie.core.db.prepared import PreparedQuery  # noqa: E402
 from pixie.core.models import Membership, Workspace  # noqa: E402
 from pixie.installer.plans import plan_create  # noqa: E402
 
@@ -143,7 +142,6 @@ def api_profile() -> None:
                 (APIView, "dispatch", "DRF view, from the request's wrapping to the response"),
                 (authentication.TokenAuthentication, "authenticate", "…token authentication"),
                 (pagination.PageNumberPagination, "paginate_queryset", "…page and count query"),
-                (PreparedQuery, "rows", "…prepared queries (token, row or page, versions)"),
                 (catalog_views, "rendered_once", "…the response, rendered or as rendered before"),
                 (serializers.Serializer, "data", "…serializing the response"),
                 (serializers.ListSerializer, "data", "…serializing the page"),

@@ -37,7 +37,6 @@ RUNS = 5
 
 
 INSERT = "INSERT INTO bench_blob VALUES (%s, %s, %s)"
-INSERT_BINARY = "INSERT INTO bench_blob VALUES (%s, %s, %b)"
 
 
 def reference(root: Path) -> float:
@@ -48,9 +47,9 @@ def reference(root: Path) -> float:
         if path.is_file():
             data = path.read_bytes()
             rows.append((hashlib.sha256(data).hexdigest(), len(data), data))
-    # The bytes bound as the load binds them: as binary parameters on PostgreSQL (the
-    # cursor pixie.postgresql gives), else as Django's cursor binds them.
-    binary = getattr(connection, "prepared_cursor", None)
+    # The bytes bound as the load binds them: Django's cursor, which binds them on the
+    # server (as binary) on PostgreSQL with server_side_binding (settings).
+    binary = connection.vendor == "postgresql"
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(
@@ -62,8 +61,8 @@ def reference(root: Path) -> float:
                 "(sha256 varchar(64) PRIMARY KEY, size bigint, content blob)"
             )
             cursor.execute("DELETE FROM bench_blob")
-        with (binary or connection.cursor)() as cursor:
-            cursor.executemany(INSERT_BINARY if binary else INSERT, rows)
+        with connection.cursor() as cursor:
+            cursor.executemany(INSERT, rows)
     return time.perf_counter() - started
 
 

@@ -1,12 +1,10 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
 from dataclasses import dataclass
-from functools import cached_property
 
 from django.contrib.auth.models import Group
 from django.db.models import (
     BooleanField,
-    Case,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -14,15 +12,11 @@ from django.db.models import (
     Q,
     QuerySet,
     Value,
-    When,
     prefetch_related_objects,
 )
 from django.http import Http404
-from rest_framework.authtoken.models import Token
 
-from pixie.core.db.prepared import PreparedQuery, Slot
-from pixie.core.db.row_digest import RowsDigest
-from pixie.core.models import ApiToken, Membership
+from pixie.core.models import Membership
 from pixie.core.people.permissions import (
     AUDITORS_GROUP,
     OPERATORS_GROUP,
@@ -31,7 +25,6 @@ from pixie.core.people.permissions import (
     member_q,
     operator_q,
 )
-from pixie.core.people.tokens import token_query_with
 
 from .models import (
     Bundle,
@@ -125,14 +118,6 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
     return first.union(*rest, all=True)
 
 
-# Building and compiling the union costs more than running it: compiled once
-# (pixie.core.db.prepared), for the whole of a user's facts and for those of one workspace.
-_FACTS = PreparedQuery(_facts, Slot("user_id", -7_000_000_001))
-_FACTS_WITHIN = PreparedQuery(
-    _facts, Slot("user_id", -7_000_000_001), Slot("limited_to", -7_000_000_002)
-)
-
-
 def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
     """The user's facts for the catalog's reads: one query (none for a superuser or an
     anonymous or inactive user), read on every request, so a change of membership or
@@ -142,12 +127,8 @@ def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
         return CatalogViewer()
     if user.is_superuser and limited_to is None:
         return CatalogViewer(sees_everything=True, in_a_workspace=True)
-    if limited_to is None:
-        rows = _FACTS.rows(user_id=user.pk)
-    else:
-        rows = _FACTS_WITHIN.rows(user_id=user.pk, limited_to=limited_to)
     facts: dict[int, set[int]] = {}
-    for fact, pk in rows:
+    for fact, pk in _facts(user.pk, limited_to):
         facts.setdefault(int(fact), set()).add(pk)
     return CatalogViewer(
         sees_everything=_ROLE in facts,
@@ -243,181 +224,30 @@ def _no_nul(value: str, message: str) -> None:
         raise Http404(message)
 
 
-def _version_by_slug(
-    versions: QuerySet, slug: str, version: str, digested: bool = False
-) -> QuerySet:
-    found = (
-        versions.filter(bundle__slug=slug, version=version)
-        .select_related("bundle__publisher", "signing_key")
-        .order_by()
-    )
-    if digested:
-        # The row's digest, for the ETag of a published version's answer (pixie.core.db.row_digest):
-        # equal to the one VERSION_DIGEST_WITH_TOKEN reads for the same viewer.
-        found = found.annotate(digest=RowsDigest(found[:1]))
-    return found[:1]
-
-
-_USER_ID = Slot("user_id", -7_000_000_011)
-_WORKSPACE_ID = Slot("workspace_id", -7_000_000_012)
-_SLUG = Slot("slug", "\x00slug\x00")
-_VERSION = Slot("version", "\x00version\x00")
-
-
-def _version_heads(digested: bool) -> dict[str, PreparedQuery]:
-    """A version by its address, with visible_versions' rule inside the same query: read on
-    every catalog API request for a version, so compiled once (pixie.core.db.prepared). By who is
-    looking: a login, a request limited to one workspace (visible_versions' limited_to),
-    a superuser."""
-    return {
-        "user": PreparedQuery(
-            lambda user_id, slug, version: _version_by_slug(
-                visible_versions(StandIn(pk=user_id)), slug, version, digested
-            ),
-            _USER_ID,
-            _SLUG,
-            _VERSION,
-        ),
-        "limited": PreparedQuery(
-            lambda user_id, workspace_id, slug, version: _version_by_slug(
-                visible_versions(StandIn(pk=user_id), limited_to=workspace_id),
-                slug,
-                version,
-                digested,
-            ),
-            _USER_ID,
-            _WORKSPACE_ID,
-            _SLUG,
-            _VERSION,
-        ),
-        "everything": PreparedQuery(
-            lambda slug, version: _version_by_slug(
-                BundleVersion.objects.all(), slug, version, digested
-            ),
-            _SLUG,
-            _VERSION,
-        ),
-    }
-
-
-_VERSION_HEADS = _version_heads(digested=False)
-_VERSION_HEADS_DIGESTED = _version_heads(digested=True)
-
-
-def _published_head_digest(owner, workspace, slug, version) -> dict:
-    """The digest of the published version the token's owner sees: by the rule of the
-    workspace the token is limited to, if it is, else the login rule."""
-
-    def digest(limited_to):
-        seen = visible_versions(StandIn(pk=owner), limited_to=limited_to)
-        published = seen.exclude(manifest_sha256="")
-        return RowsDigest(_version_by_slug(published, slug, version))
-
-    return {"version_digest": by_token_rule(workspace, digest)}
-
-
-def by_token_rule(workspace, digest_under):
-    """``digest_under(limited_to)`` for the token in the statement: under its workspace's
-    rule if it is limited to one (PostgreSQL runs only the branch taken), else the login
-    rule. read_by_token_rule says when the digest stands for what a viewer sees."""
-    if workspace is None:
-        return digest_under(None)
-    return Case(
-        When(workspace__isnull=True, then=digest_under(None)),
-        default=digest_under(workspace),
-    )
-
-
-# For each kind of token (pixie.core.people.tokens.read_with_token): the token, and the digest of
-# the
-# published version its owner sees (NULL for a draft or none), in one statement: a
-# conditional request for a version costs one round trip.
-VERSION_DIGEST_WITH_TOKEN = {
-    model: token_query_with(model, _published_head_digest, _SLUG, _VERSION)
-    for model in (ApiToken, Token)
-}
-
-
-def read_by_token_rule(user, limited_to: int | None) -> bool:
-    """Whether a digest read with the request's token (by_token_rule) stands for what this
-    viewer sees: it is read by the workspace's rule for a token limited to one, else by
-    the login rule, which is not a superuser's (a superuser sees every version)."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return limited_to is not None or not user.is_superuser
-
-
-@dataclass(frozen=True)
-class StandIn:
-    """A plain, active login whose id is a stand-in: what visible_versions reads of one,
-    for building a prepared query (pixie.core.db.prepared) with the id as a slot."""
-
-    pk: int
-    is_authenticated: bool = True
-    is_active: bool = True
-    is_superuser: bool = False
-
-
-class VersionHead:
-    """A version's row as its query gave it, with its bundle's, publisher's and signing
-    key's: ``row`` holds every stored value of the four, enough for an ETag over what a
-    published version's answer says; the instances are made only when asked for."""
-
-    def __init__(self, query: PreparedQuery, row: tuple):
-        self._query, self.row = query, row
-
-    def value(self, name: str):
-        """A field of the version's own row, by attname."""
-        return self.row[self._query.column(name)]
-
-    @property
-    def validator(self):
-        """What a published version's ETag is over: the row's digest where it was read
-        with it (PostgreSQL), else the row."""
-        digest = self.value("digest") if "digest" in self._query.annotations() else None
-        return self.row if digest is None else digest
-
-    @cached_property
-    def bundle_version(self) -> BundleVersion:
-        return self._query.instances([self.row])[0]
-
-
-def bundle_version_head(
-    *, user, limited_to: int | None, slug: str, version: str, digested: bool = False
-) -> VersionHead:
-    """A version the user may see (limited_to: the workspace the request is limited to, or
-    None; see visible_versions) as its row, bundle, publisher and key: one query, with
-    the visibility rule inside it (and with ``digested``, the row's digest: ``validator``).
-    404 if there is none the user may see."""
-    _no_nul(version, f"No such version of bundle {slug}.")
-    _no_nul(slug, f"No bundle {slug!r}.")
-    heads = _VERSION_HEADS_DIGESTED if digested else _VERSION_HEADS
-    query, values = None, {}
-    if not user.is_authenticated or not user.is_active:
-        pass  # no catalog at all
-    elif limited_to is not None:
-        query, values = heads["limited"], {"user_id": user.pk, "workspace_id": limited_to}
-    elif user.is_superuser:
-        query, values = heads["everything"], {}
-    else:
-        query, values = heads["user"], {"user_id": user.pk}
-    rows = query.rows(slug=slug, version=version, **values) if query else []
-    if not rows:
-        raise Http404(f"No version {version} of bundle {slug}.")
-    return VersionHead(query, rows[0])
-
-
 def bundle_version_get(
     *, user, limited_to: int | None, slug: str, version: str, contents: bool = True
 ) -> BundleVersion:
-    """A version the user may see (see bundle_version_head), with its skills, hosts and
-    credentials prefetched (or, with contents=False, only its own row, bundle, publisher
-    and key: one query)."""
-    head = bundle_version_head(user=user, limited_to=limited_to, slug=slug, version=version)
-    bundle_version = head.bundle_version
+    """A version the user may see (limited_to: the workspace the request is limited to, or
+    None; see visible_versions) with its bundle, publisher and signing key: one query,
+    with the visibility rule inside it (one round trip, which costs more than building
+    the rule's subqueries); with ``contents``, its skills, hosts and credentials
+    prefetched too. 404 if there is none the user may see."""
+    _no_nul(version, f"No such version of bundle {slug}.")
+    _no_nul(slug, f"No bundle {slug!r}.")
+    found = next(
+        iter(
+            visible_versions(user, limited_to=limited_to)
+            .filter(bundle__slug=slug, version=version)
+            .select_related("bundle__publisher", "signing_key")
+            .order_by()[:1]
+        ),
+        None,
+    )
+    if found is None:
+        raise Http404(f"No version {version} of bundle {slug}.")
     if contents:
-        prefetch_related_objects([bundle_version], *CONTENTS)
-    return bundle_version
+        prefetch_related_objects([found], *CONTENTS)
+    return found
 
 
 SKILL_FILES = Prefetch("skills__skill_version__files", queryset=SkillFile.objects.order_by("path"))

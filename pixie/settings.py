@@ -130,22 +130,19 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # The same backend, whose check of a kept connection asks the socket before the server.
-    DATABASES["default"]["ENGINE"] = "pixie.postgresql"
-    # Which statements PostgreSQL prepares (plans once a connection, not per request):
-    # "reads", the catalog API's hot reads (pixie.core.db.prepared, few values each; psycopg
-    # prepares one a connection has run 5 times); "all", every statement, which then
-    # carries at most 65,535 values (Django sends some bulk work, deleting a large fleet
-    # or a big bulk_create, as one statement); "off", none, for a pooler in transaction
-    # mode, which cannot keep a prepared statement.
-    prepared = os.environ.get("DB_PREPARED_STATEMENTS", "").strip().lower() or "reads"
-    if prepared not in {"reads", "all", "off"}:
-        raise ImproperlyConfigured(
-            f"DB_PREPARED_STATEMENTS is {prepared!r}; it must be reads, all or off."
-        )
+    # Django's server-side binding (OPTIONS, "PostgreSQL notes"), with DB_PREPARED_STATEMENTS
+    # "on": values travel apart from the SQL, so psycopg prepares a statement a connection
+    # has run prepare_threshold times and PostgreSQL plans it once a connection; file bytes
+    # go as binary. But a statement then takes at most 65,535 values, and Django sends some
+    # bulk work as one statement (an __in of a large fleet, a big bulk_create), which then
+    # fails: so "off" by default, Django's client-side binding, which has no such limit and
+    # also suits a pooler in transaction mode (it cannot keep a prepared statement).
+    prepared = os.environ.get("DB_PREPARED_STATEMENTS", "").strip().lower() or "off"
+    if prepared not in {"on", "off"}:
+        raise ImproperlyConfigured(f"DB_PREPARED_STATEMENTS is {prepared!r}; it must be on or off.")
     DATABASES["default"].setdefault("OPTIONS", {}).update(  # beside the URL's ?options
-        server_side_binding=prepared == "all",
-        prepare_threshold=None if prepared == "off" else 5,
+        server_side_binding=prepared == "on",
+        prepare_threshold=5 if prepared == "on" else None,
     )
 
 

@@ -13,21 +13,12 @@ from catalog import selectors
 from catalog.bundle_archive import write_bundle_zip
 from catalog.bundle_files import SKILL_FILE, skill_md_text
 from catalog.bundle_history import bundle_compare
-from catalog.bundle_pages import PAGE_DIGEST_WITH_TOKEN, BundlePages, page_validator
 from catalog.services.bundle_load import bundle_spec_of, skill_spec_of
-from pixie.core.db.row_digest import digests_read
 from pixie.core.people.permissions import token_workspace_id
-from pixie.core.web.pagination import MAX_OFFSET, CountInPagePagination
+from pixie.core.web.pagination import CountInPagePagination
 from pixie.core.web.schema import QueryParametersSchema
-from pixie.core.web.whole_numbers import whole_number
 
-from .conditional import (
-    answered_by_etag,
-    etag_of,
-    not_modified,
-    rendered_once,
-    with_validators,
-)
+from .conditional import conditional_get, etag_of, rendered_once, row_values
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -39,6 +30,23 @@ from .serializers import (
 )
 
 
+def _list_etag(request, *args, **kwargs) -> str:
+    """The list page's ETag, over what the page is made of: its address, which makes the
+    links, and the rows read (the count, every field of the bundles and publishers, the
+    visible versions' fields the response shows). The view keeps the page and the ETag."""
+    view = request.parser_context["view"]
+    view.page = view.paginate_queryset(view.get_queryset())
+    rows = [
+        [row_values(bundle), row_values(bundle.publisher)]
+        + [[getattr(v, f) for f in selectors.BUNDLE_LIST_VERSION_FIELDS]
+           for v in bundle.visible_versions]
+        for bundle in view.page
+    ]  # fmt: skip
+    count = view.paginator.page.paginator.count
+    view.etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), count, rows)
+    return view.etag
+
+
 class BundleList(generics.ListAPIView):
     """Bundles with at least one published version (drafts too, for staff). Its ETag is
     over the page it shows: If-None-Match with it answers 304."""
@@ -48,55 +56,21 @@ class BundleList(generics.ListAPIView):
     pagination_class = CountInPagePagination
 
     def get_queryset(self):
-        # Read a page at a time by queries compiled once (selectors.bundle_list's rows).
-        return BundlePages(user=self.request.user, limited_to=token_workspace_id(self.request))
+        return selectors.bundle_list(
+            user=self.request.user, limited_to=token_workspace_id(self.request)
+        )
 
-    def read_with_token(self, request, model):
-        """The digest of the page asked for, read with the request's token
-        (pixie.core.people.tokens)."""
-        bounds = self._page_bounds(request)
-        if bounds is None or not digests_read():
-            return None
-        return PAGE_DIGEST_WITH_TOKEN[model], bounds
-
-    def _page_bounds(self, request) -> dict | None:
-        """The page asked for, if it is a page number in range; else the paginator decides."""
-        number = request.query_params.get(self.paginator.page_query_param, "1")
-        limit = self.paginator.get_page_size(request)
-        # (A number of more digits than MAX_OFFSET has is past the end, and int() of a
-        # very long one is refused: the paginator says so.)
-        page = whole_number(number)
-        if page is None or page < 1 or not limit:
-            return None
-        bottom = (page - 1) * limit
-        return {"bottom": bottom, "limit": limit} if bottom + limit <= MAX_OFFSET else None
-
-    def list(self, request, *args, **kwargs):
-        pages = self.get_queryset()
-        # The ETag is over what the page is made of: its address, which makes the links,
-        # and the rows read (the count, every field of the bundles and publishers, the
-        # visible versions' fields the response shows), or their digest. So a 304 is
-        # answered before any instance is made or anything serialised; and where the
-        # digest came with the token, before the page is read at all.
-        digest = getattr(request.auth, "page_digest", None)
-        if digest is not None and pages.read_by_token_rule():
-            validator = page_validator(digest, request.auth.page_total)
-            etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), validator)
-            if (answer := answered_by_etag(request, etag)) is not None:
-                return answer
-        page = self.paginate_queryset(pages)  # a BundlePage (bundle_pages)
-        etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), page.validator)
-        if (answer := not_modified(request, etag)) is not None:
-            return answer
+    @conditional_get(_list_etag)
+    def get(self, request, *args, **kwargs):
         # The ETag stands for everything the page says: rendered once for it.
-        return rendered_once(self, request, etag, lambda: self._page_data(page))
+        return rendered_once(self, request, self.etag, self._page_data)
 
-    def _page_data(self, page) -> dict:
-        return self.get_paginated_response(self.get_serializer(page, many=True).data).data
+    def _page_data(self) -> dict:
+        return self.get_paginated_response(self.get_serializer(self.page, many=True).data).data
 
 
 # In every list page's ETag: raise the edition when a release shows the same rows differently.
-LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 2}
+LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 3}
 
 
 class BundleDetail(generics.RetrieveAPIView):
@@ -112,51 +86,46 @@ class BundleDetail(generics.RetrieveAPIView):
 
 # In every published version's ETag: the response's fields, and an edition to raise when a
 # release shows the same rows differently, so no client keeps an answer of the old kind.
-RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 2}
+RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 3}
+
+
+def _version_etag(request, *args, slug, version, **kwargs) -> str:
+    """A published version's ETag is over its row and its bundle's, publisher's and signing
+    key's: the signed manifest's digest (in the version's row) stands for the contents,
+    which never change, and what may (a yank, a review, the signer's state) is in those
+    rows; so a 304 is answered before anything is serialised. A draft's contents may
+    change: its ETag is over its whole answer. The view keeps what was read."""
+    view = request.parser_context["view"]
+    bundle_version = selectors.bundle_version_get(
+        user=request.user,
+        limited_to=token_workspace_id(request),
+        slug=slug,
+        version=version,
+        contents=False,
+    )
+    view.bundle_version, view.data = bundle_version, None
+    if bundle_version.manifest_sha256:
+        rows = [bundle_version, bundle_version.bundle, bundle_version.bundle.publisher]
+        key = bundle_version.signing_key
+        view.etag = etag_of(RESPONSE_SHAPE, [row_values(row) for row in rows],
+                            row_values(key) if key else None)  # fmt: skip
+    else:
+        view.data = bundle_version_data(bundle_version)
+        view.etag = etag_of(view.data)
+    return view.etag
 
 
 @extend_schema(summary="A bundle version: skills in order with bodies, hosts, credential names")
 class BundleVersionDetail(generics.RetrieveAPIView):
     serializer_class = BundleVersionSerializer
 
-    def read_with_token(self, request, model):
-        """The digest of the version asked for, read with the request's token
-        (pixie.core.people.tokens)."""
-        slug, version = self.kwargs["slug"], self.kwargs["version"]
-        if "\x00" in slug + version or not digests_read():  # NUL: refused by the selector
-            return None
-        return selectors.VERSION_DIGEST_WITH_TOKEN[model], {"slug": slug, "version": version}
-
-    def retrieve(self, request, *args, **kwargs):
-        limited_to = token_workspace_id(request)
-        digest = getattr(request.auth, "version_digest", None)  # a published version's only
-        if digest is not None and selectors.read_by_token_rule(request.user, limited_to):
-            etag = etag_of(RESPONSE_SHAPE, digest)
-            if (answer := answered_by_etag(request, etag)) is not None:
-                return answer
-        head = selectors.bundle_version_head(
-            user=request.user,
-            limited_to=limited_to,
-            slug=self.kwargs["slug"],
-            version=self.kwargs["version"],
-            digested=True,
+    @conditional_get(_version_etag)
+    def get(self, request, *args, **kwargs):
+        if self.data is not None:  # a draft: read whole for its ETag
+            return Response(self.data)
+        return rendered_once(
+            self, request, self.etag, lambda: bundle_version_data(self.bundle_version)
         )
-        if head.value("manifest_sha256"):
-            # Published: the signed manifest's digest (in the version's row) stands for the
-            # contents, which never change; what may (a yank, a review, the signer's
-            # state) is in the rows read with it, so the ETag is over those rows' values
-            # (or their digest) and a 304 is answered before any instance is made or
-            # anything serialised; where the digest came with the token, before the
-            # version is read at all.
-            etag = etag_of(RESPONSE_SHAPE, head.validator)
-            if (answer := not_modified(request, etag)) is not None:
-                return answer
-            return rendered_once(
-                self, request, etag, lambda: bundle_version_data(head.bundle_version)
-            )
-        data = bundle_version_data(head.bundle_version)  # a draft: its contents may change
-        etag = etag_of(data)
-        return not_modified(request, etag) or with_validators(Response(data), etag)
 
 
 @extend_schema(

@@ -44,7 +44,6 @@ from catalog.models import (
 )
 from catalog.skill_content import sha256_of, skill_digest
 from pixie.core.audit.records import audited
-from pixie.core.db.prepared import PreparedQuery, Slot
 from pixie.core.errors import ErrorCode, PixieError, ValidationFailed
 from pixie.core.keys import b64, key_fingerprint, key_from_b64, server_tag, unwrap_private
 from pixie.core.keys import wrap_private as wrap
@@ -189,9 +188,9 @@ def _stored_content(
 ) -> tuple[dict, dict[int, str]]:
     """The manifest, and each skill version's body by id (what an apply compares its
     steps with)."""
-    entries = _ENTRIES.rows(bundle_version_id=bundle_version.pk)
+    entries = list(_entries(bundle_version.pk))
     files: dict[int, list[ManifestFile]] = {}
-    rows = _FILES.rows(bundle_version_id=bundle_version.pk)
+    rows = list(_files(bundle_version.pk))
     actual = {sha: sha for *_, sha in rows}
     if read_bytes:
         actual = stored_bytes_sha256(actual)
@@ -229,7 +228,7 @@ def _stored_content(
 def _hosts_and_credentials(bundle_version: BundleVersion) -> tuple[list, list]:
     """The version's (host, port, purpose) and (name, host, purpose) rows."""
     found: tuple[list, list] = ([], [])
-    for of, a, b, c in _HOSTS_AND_CREDENTIALS.rows(bundle_version_id=bundle_version.pk):
+    for of, a, b, c in _hosts_and_credentials_query(bundle_version.pk):
         if of == "host":
             found[0].append((a, int(b), c))
         else:
@@ -237,9 +236,9 @@ def _hosts_and_credentials(bundle_version: BundleVersion) -> tuple[list, list]:
     return found
 
 
-# What a manifest is computed from, read on every apply: each query compiled once.
-_ENTRIES = PreparedQuery(
-    lambda bundle_version_id: (
+# What a manifest is computed from, read on every apply.
+def _entries(bundle_version_id: int):
+    return (
         BundleSkill.objects.filter(bundle_version_id=bundle_version_id)
         .order_by("position", "id")
         .values_list(
@@ -251,17 +250,15 @@ _ENTRIES = PreparedQuery(
             "skill_version__approvals",
             "skill_version__frontmatter",
         )
-    ),
-    Slot("bundle_version_id", -7_000_000_401),
-)
-_FILES = PreparedQuery(
-    lambda bundle_version_id: (
+    )
+
+
+def _files(bundle_version_id: int):
+    return (
         SkillFile.objects.filter(skill_version__bundle_entries__bundle_version_id=bundle_version_id)
         .order_by("skill_version_id", "path")
         .values_list("skill_version_id", "path", "executable", "size", "blob_id")
-    ),
-    Slot("bundle_version_id", -7_000_000_401),
-)
+    )
 
 
 def _hosts_and_credentials_query(bundle_version_id: int):
@@ -278,11 +275,6 @@ def _hosts_and_credentials_query(bundle_version_id: int):
         .values_list("of", "a", "b", "c")
         .union(credentials.order_by().values_list("of", "a", "b", "c"), all=True)
     )
-
-
-_HOSTS_AND_CREDENTIALS = PreparedQuery(
-    _hosts_and_credentials_query, Slot("bundle_version_id", -7_000_000_401)
-)
 
 
 class _Sha256Hex(Func):

@@ -39,7 +39,6 @@ from egress.services import (
     egress_rules_apply,
 )
 from pixie.core.audit.records import add_all_to_revision, audited
-from pixie.core.db.prepared import PreparedQuery, Slot
 from pixie.core.errors import PixieError
 from pixie.core.faults import InjectedFault, checkpoint
 from pixie.core.models import Workspace
@@ -164,7 +163,7 @@ def _finish(plan: Plan, status: str, error: str) -> None:
     # then with these three fields, so it is not read again for its history.
     plan.status, plan.error, plan.finished_at = status, error, finished_at
     if reversion.is_active():
-        add_all_to_revision([plan], written_here=True)
+        reversion.add_to_revision(plan)
 
 
 def staleness(plan: Plan) -> str:
@@ -173,7 +172,7 @@ def staleness(plan: Plan) -> str:
     installation = (
         None
         if bundle_id is None
-        else _INSTALLATION.first(workspace_id=plan.workspace_id, bundle_id=bundle_id)
+        else _bundle_installation(workspace_id=plan.workspace_id, bundle_id=bundle_id)
     )
     creates = kind_of(plan).effect == Effect.CREATES
     if creates and installation is not None:
@@ -214,14 +213,13 @@ def staleness(plan: Plan) -> str:
     return f"Plan #{plan.pk} is stale: the workspace changed after it was computed."
 
 
-# The workspace's installation of a bundle, if any: read by every apply, compiled once.
-_INSTALLATION = PreparedQuery(
-    lambda workspace_id, bundle_id: Installation.objects.filter(
-        workspace_id=workspace_id, bundle_id=bundle_id
-    ).order_by("pk")[:1],
-    Slot("workspace_id", -7_000_000_501),
-    Slot("bundle_id", -7_000_000_502),
-)
+def _bundle_installation(*, workspace_id: int, bundle_id: int) -> Installation | None:
+    """The workspace's installation of a bundle, if any."""
+    return (
+        Installation.objects.filter(workspace_id=workspace_id, bundle_id=bundle_id)
+        .order_by("pk")
+        .first()
+    )
 
 
 def _bundle_id(plan: Plan) -> int | None:
@@ -410,8 +408,7 @@ APPLY_FAILPOINTS = (
 
 def _record(applying: _Applying) -> None:
     """History names each row by its skill and agent: read those once, not once per row,
-    and not the skills this apply created (it holds them as it wrote them). Each row is
-    serialised from the values in memory (pixie.core.audit.records.add_all_to_revision)."""
+    and not the skills this apply created (it holds them as it wrote them)."""
     attachments = applying.attachments
     skills = WorkspaceSkill.objects.in_bulk(
         (applying.touched | {a.skill_id for a in attachments}) - applying.created.keys()
@@ -433,10 +430,7 @@ def _record(applying: _Applying) -> None:
             *attachments,
             *([applying.installation] if kept_installation else []),
             *([applying.generation] if applying.generation else []),
-        ],
-        # Every one of them was written by this apply, under the workspace's lock, and
-        # nothing after this deletes a row: no need to read them back before saving.
-        written_here=True,
+        ]
     )
 
 

@@ -43,7 +43,6 @@ from catalog.models import (
 from catalog.selectors import CONTENTS, blob_texts
 from catalog.services.findings import bundle_version_findings
 from egress.models import CredentialRequirement, EgressRule
-from pixie.core.db.prepared import PreparedQuery, Slot
 from pixie.core.namespace.engine import slug_candidates
 from pixie.installer.plan_core import (
     BundleState,
@@ -352,7 +351,7 @@ def staleness_reads(
     version_id = getattr(bundle_version, "pk", bundle_version)
     incoming: set[str] = set()
     if kind != "uninstall" and version_id is not None:
-        incoming = {slug for (slug,) in _INCOMING.rows(bundle_version_id=version_id)}
+        incoming = {slug for (slug,) in _incoming(version_id)}
     installed: dict[str, tuple[str, int, int]] = {}
     for skill_id, slug, head_id, upstream in _installed_rows(
         workspace, installation, incoming
@@ -379,15 +378,13 @@ def staleness_reads(
     return _relevant(reads, steps, incoming, {slug for slug, _id, _h in installed.values()})
 
 
-# The slugs of a bundle version's skills (the staleness check of every apply).
-_INCOMING = PreparedQuery(
-    lambda bundle_version_id: (
+def _incoming(bundle_version_id: int):
+    """The slugs of a bundle version's skills (the staleness check of every apply)."""
+    return (
         BundleSkill.objects.filter(bundle_version_id=bundle_version_id)
         .order_by()
         .values_list("skill_version__package__slug")
-    ),
-    Slot("bundle_version_id", -7_000_000_601),
-)
+    )
 
 
 # Re-slug candidates read for each incoming skill's name at first: base, base-2 ... base-8.
@@ -485,13 +482,9 @@ def _occupants(found: dict[str, tuple], files: dict[int, list]) -> dict[str, tup
 
 def _reach(workspace, installation):
     """The workspace's egress rules, what other installations need, its credentials: one
-    query (a UNION of the four reads, each row tagged with what it is), compiled once
-    (a plan and its apply both read it)."""
+    query (a UNION of the four reads, each row tagged with what it is)."""
     workspace_id = getattr(workspace, "pk", workspace)
-    if installation is None:
-        rows = _REACH.rows(workspace_id=workspace_id)
-    else:
-        rows = _REACH_BESIDE.rows(workspace_id=workspace_id, installation_id=installation.pk)
+    rows = _reach_query(workspace_id, None if installation is None else installation.pk)
     egress, needed, credentials = {}, set(), {}
     for of, a, b, c in rows:
         if of == "egress":
@@ -531,13 +524,6 @@ def _reach_query(workspace_id: int, installation_id: int | None = None):
                F("name"), no_port, F("confirmed")),
         all=True,
     )  # fmt: skip
-
-
-_REACH = PreparedQuery(_reach_query, Slot("workspace_id", -7_000_000_301))
-# For an upgrade or an uninstall: what the workspace's other installations need.
-_REACH_BESIDE = PreparedQuery(
-    _reach_query, Slot("workspace_id", -7_000_000_301), Slot("installation_id", -7_000_000_302)
-)
 
 
 def _chosen_agents(workspace, agent_ids: list[int]):

@@ -78,7 +78,7 @@ def test_a_viewer_sees_exactly_what_visible_versions_shows(world, operator):
 
 def test_a_limited_viewer_sees_exactly_what_visible_versions_shows(world, operator):
     """Limited to one workspace (a token's limit): a plain member of it, whatever else the
-    user is; the prepared query of bundle_version_get says the same."""
+    user is; bundle_version_get says the same."""
     everyone = people(world, operator)
     auditor = get_user_model().objects.get(username="in-auditors")
     other = make_workspace("third", members=[auditor])

@@ -171,7 +171,7 @@ ROW_COLUMNS = (
 # Each revision's first objects, numbered by a window, written by hand: the ORM's Window
 # over an IN list took five times the query's own time to build and compile (2.1 ms
 # against 0.4 ms for a page of fifty). The ids go as one array (a JSON array on SQLite),
-# so the statement's text never changes and PostgreSQL plans it once (prepared_cursor).
+# so the statement's text never changes and PostgreSQL plans it once (server-side binding).
 _FIRST_OBJECTS = """
     SELECT revision_id, content_type_id, object_id, object_repr FROM (
         SELECT revision_id, content_type_id, object_id, object_repr, id,
@@ -194,8 +194,7 @@ def _first_objects_of(revision_ids: list[int], first: int) -> dict[int, list[dic
         among=_AMONG[connection.vendor],
     )
     ids = revision_ids if connection.vendor == "postgresql" else json.dumps(revision_ids)
-    opened = getattr(connection, "prepared_cursor", connection.cursor)
-    with opened() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, [ids, first])
         numbered = cursor.fetchall()
     found: dict[int, list[dict]] = {}

@@ -18,14 +18,10 @@ from datetime import timedelta
 
 import reversion
 from django.db import transaction
-from django.db.models import IntegerField
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
-from rest_framework.authtoken.models import Token
 
 from pixie.core.audit.records import audited
-from pixie.core.db.prepared import PreparedQuery, Slot
 from pixie.core.errors import ErrorCode, PermissionRefused, ValidationFailed
 from pixie.core.models import ApiToken, Membership, Workspace
 from pixie.core.names import name_problem
@@ -148,8 +144,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Invalid token.") from None
         if not secret.startswith(PREFIX):
             return None
-        query, values = read_with_token(request, ApiToken, _TOKEN_BY_HASH)
-        token = query.first(key_hash=key_hash(secret), **values)
+        token = (
+            ApiToken.objects.select_related("user", "workspace")
+            .filter(key_hash=key_hash(secret))
+            .first()
+        )
         if token is None or token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         if not token.user.is_active:
@@ -163,75 +162,9 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         return "Token"
 
 
-def _api_token(key_hash: str):
-    return ApiToken.objects.select_related("user", "workspace").filter(key_hash=key_hash).order_by()
-
-
-def _login_token(key: str):
-    return Token.objects.select_related("user").filter(key=key).order_by()
-
-
-# Read on every request: compiled once (pixie.core.db.prepared), sent with the request's key.
-_KEYS = {
-    ApiToken: (_api_token, Slot("key_hash", "\x00key-hash\x00")),
-    Token: (_login_token, Slot("key", "\x00login-token\x00")),
-}
-_TOKEN_BY_HASH = PreparedQuery(lambda key_hash: _api_token(key_hash)[:1], _KEYS[ApiToken][1])
-_LOGIN_TOKEN = PreparedQuery(lambda key: _login_token(key)[:1], _KEYS[Token][1])
-
-
-def token_query_with(model, annotations, *slots: Slot, query_class=PreparedQuery):
-    """The query authentication reads a ``model`` token with (ApiToken or DRF's Token), with
-    ``annotations(owner, workspace, **values)`` added to it: ``owner`` is the token's
-    user_id in that statement, and ``workspace`` the workspace it is limited to (None for
-    DRF's tokens, which have none), for querysets built into it (see read_with_token)."""
-    tokens, key = _KEYS[model]
-    owner = _column(model, "user")
-    workspace = _column(model, "workspace") if model is ApiToken else None
-
-    def build(**values):
-        found = tokens(values.pop(key.name))
-        return found.annotate(**annotations(owner, workspace, **values))[:1]
-
-    return query_class(build, key, *slots)
-
-
-def _column(model, field: str) -> RawSQL:
-    # A raw column of the outer statement: OuterRef names only the level just outside,
-    # and the token's columns are read several subqueries down.
-    column = f'"{model._meta.db_table}"."{model._meta.get_field(field).column}"'
-    return RawSQL(column, (), output_field=IntegerField())  # noqa: S611 (names from the model)
-
-
-def read_with_token(request, model, plain: PreparedQuery) -> tuple[PreparedQuery, dict]:
-    """The query that reads the request's token: ``plain``, or the view's own
-    (``read_with_token(request, model)``, made with token_query_with), which reads
-    something more in the same statement: the catalog's conditional reads
-    (catalog.api.views). The token's row, and every check made on it, are the same
-    either way; the view uses what came with it only once it knows who asked."""
-    context = getattr(request, "parser_context", None) or {}
-    ride = getattr(context.get("view"), "read_with_token", None)
-    found = ride(request, model) if ride is not None else None
-    return found if found is not None else (plain, {})
-
-
 class LoginTokenAuthentication(authentication.TokenAuthentication):
-    """DRF's one-per-login tokens (``manage.py drf_create_token``), looked up with the
-    query compiled once, as ApiTokenAuthentication's is; the same answers as DRF's."""
-
-    def authenticate(self, request):
-        self._request = request  # an instance serves one request (APIView.get_authenticators)
-        return super().authenticate(request)
-
-    def authenticate_credentials(self, key):
-        request = getattr(self, "_request", None)
-        query, values = read_with_token(request, Token, _LOGIN_TOKEN)
-        token = query.first(key=key, **values)
-        if token is None:
-            raise exceptions.AuthenticationFailed("Invalid token.")
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed("User inactive or deleted.")
-        return token.user, token
+    """DRF's one-per-login tokens (``manage.py drf_create_token``), looked up as DRF
+    looks them up; after ApiTokenAuthentication, which leaves them alone."""
 
 
 class TokenLimits(permissions.BasePermission):

@@ -5,7 +5,7 @@ catalog's bundle list uses CountInPagePagination, which fetches a page and its c
 in one query.
 """
 
-from django.core.paginator import EmptyPage, InvalidPage, Page, PageNotAnInteger, Paginator
+from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, Window
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
@@ -62,9 +62,6 @@ class CountInPagePaginator(ClearPaginator):
 
     Only for querysets without DISTINCT or aggregation: the window counts rows
     before either applies. A page past the end costs the usual COUNT to say so.
-    An object list with ``read_page(bottom, limit)`` and ``count()`` reads its pages
-    itself: a sequence with ``count_in_page``, kept as the page's object list as it is
-    (CountInPagePagination hands it to the view unlisted).
     """
 
     def page(self, number):
@@ -72,13 +69,9 @@ class CountInPagePaginator(ClearPaginator):
         bottom = (number - 1) * self.per_page
         if bottom + self.per_page > MAX_OFFSET:
             raise self._missing(number)
-        if hasattr(self.object_list, "read_page"):  # rows read its own way (e.g. prepared)
-            rows = self.object_list.read_page(bottom, self.per_page)
-            count = rows.count_in_page if rows else None
-        else:
-            counted = self.object_list.annotate(_count_in_page=Window(Count("*")))
-            rows = list(counted[bottom : bottom + self.per_page])
-            count = rows[0]._count_in_page if rows else None
+        counted = self.object_list.annotate(_count_in_page=Window(Count("*")))
+        rows = list(counted[bottom : bottom + self.per_page])
+        count = rows[0]._count_in_page if rows else None
         if rows:
             self.__dict__["count"] = count  # Paginator.count is cached
         elif number == 1 and self.allow_empty_first_page:
@@ -96,26 +89,6 @@ class PagePagination(PageNumberPagination):
 
 class CountInPagePagination(PagePagination):
     django_paginator_class = CountInPagePaginator
-
-    def paginate_queryset(self, queryset, request, view=None):
-        """DRF's, except that a page read its own way is handed over as it is, not copied
-        into a list: its objects are made only when read (catalog.bundle_pages), so an
-        answer from the page's rows alone (a 304) makes none."""
-        self.request = request
-        page_size = self.get_page_size(request)
-        if not page_size:
-            return None
-        paginator = self.django_paginator_class(queryset, page_size)
-        page_number = self.get_page_number(request, paginator)
-        try:
-            self.page = paginator.page(page_number)
-        except InvalidPage as exc:
-            raise NotFound(
-                self.invalid_page_message.format(page_number=page_number, message=str(exc))
-            ) from None
-        if paginator.num_pages > 1 and self.template is not None:
-            self.display_page_controls = True  # the browsable API's page links
-        return self.page.object_list if hasattr(queryset, "read_page") else list(self.page)
 
 
 class IdCursorPagination(CursorPagination):
