@@ -144,7 +144,9 @@ def seed() -> dict:
         )
         chains = "\n".join(sorted(heads))
         cursor.execute(
-            "INSERT INTO pixie_auditanchor (id, chains, seal) VALUES (1, %s, %s)",
+            # The anchor's one row may exist already (made with the first chain): replaced.
+            "INSERT INTO pixie_auditanchor (id, chains, seal) VALUES (1, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET chains = EXCLUDED.chains, seal = EXCLUDED.seal",
             [chains, seal(anchor_text(chains))],
         )
         for table in ("reversion_revision", "reversion_version", "pixie_auditentry"):

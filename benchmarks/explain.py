@@ -369,6 +369,9 @@ def share_import_queries(fleet, receiver):
             body="A different procedure.",
             actor=receiver,
         )
+    # Each owner lists their workspace in the server's directory, as a local contact needs.
+    sharing.directory_listing_set(workspace=sending, listed=True, actor=sender)
+    sharing.directory_listing_set(workspace=receiving, listed=True, actor=receiver)
     contact = sharing.contact_add_local(workspace=sending, other_slug=receiving.slug, actor=sender)
     sharing.contact_add_local(workspace=receiving, other_slug=sending.slug, actor=receiver)
     root = WorkspaceSkill.objects.get(workspace=sending, slug=slugs[0])

@@ -321,6 +321,9 @@ def _real_import(connection) -> None:
             workspace=beta, slug=item.id, name="Someone else's", short_description="Other.",
             body="A different procedure.", actor=bob,
         )  # fmt: skip
+    # Each owner lists their workspace in the server's directory, as a local contact needs.
+    sharing.directory_listing_set(workspace=alpha, listed=True, actor=ann)
+    sharing.directory_listing_set(workspace=beta, listed=True, actor=bob)
     to_beta = sharing.contact_add_local(workspace=alpha, other_slug="beta", actor=ann)
     sharing.contact_add_local(workspace=beta, other_slug="alpha", actor=bob)
     root_skill = WorkspaceSkill.objects.get(workspace=alpha, slug=root.id)
