@@ -10,12 +10,11 @@ name only what they may see.
 """
 
 from django.db.models import Exists, OuterRef, Q
-from django.http import Http404
 
 from catalog.models import BundleSkill
 from catalog.selectors import visible_versions
 from pixie.core.people.permissions import is_auditor, is_operator
-from pixie.core.web.admin_missing import answers_not_found
+from pixie.core.web.admin_missing import MissingIsNotFound
 from pixie.core.web.admin_scoping import member_workspace_ids
 
 
@@ -49,7 +48,7 @@ def skill_versions_in_visible_bundle(user):
     )
 
 
-class MemberReadable:
+class MemberReadable(MissingIsNotFound):
     """For a catalog ModelAdmin: `member_rows(user)` is the condition on its rows a member
     may read, `member_named` the foreign keys a member sees as words (field -> display
     method), `member_hidden_filters` the list filters that would name what they may not
@@ -95,18 +94,6 @@ class MemberReadable:
     def get_autocomplete_fields(self, request):
         # A member changes nothing here; an autocomplete would need the related admin.
         return [] if member_reader(request) else super().get_autocomplete_fields(request)
-
-    def object_not_found(self, request, object_id):
-        # What the reader may not see is simply not there.
-        raise Http404(f"No {self.opts.verbose_name} {object_id}.")
-
-    def get_object(self, request, object_id, from_field=None):
-        # The admin's change, delete and history views (and ours) read the object here;
-        # one the reader may not see answers 404 at once instead of the admin's redirect.
-        obj = super().get_object(request, object_id, from_field)
-        if obj is None and answers_not_found(self, request):
-            self.object_not_found(request, object_id)
-        return obj
 
 
 class MemberReadableInline:

@@ -89,6 +89,17 @@ class BundleDetail(generics.RetrieveAPIView):
 RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 3}
 
 
+def _visible_version(request, slug: str, version: str):
+    """The version this request's person (and token) may see, without its contents."""
+    return selectors.bundle_version_get(
+        user=request.user,
+        limited_to=token_workspace_id(request),
+        slug=slug,
+        version=version,
+        contents=False,
+    )
+
+
 def _version_etag(request, *args, slug, version, **kwargs) -> str:
     """A published version's ETag is over its row and its bundle's, publisher's and signing
     key's: the signed manifest's digest (in the version's row) stands for the contents,
@@ -96,13 +107,7 @@ def _version_etag(request, *args, slug, version, **kwargs) -> str:
     rows; so a 304 is answered before anything is serialised. A draft's contents may
     change: its ETag is over its whole answer. The view keeps what was read."""
     view = request.parser_context["view"]
-    bundle_version = selectors.bundle_version_get(
-        user=request.user,
-        limited_to=token_workspace_id(request),
-        slug=slug,
-        version=version,
-        contents=False,
-    )
+    bundle_version = _visible_version(request, slug, version)
     view.bundle_version, view.data = bundle_version, None
     if bundle_version.manifest_sha256:
         rows = [bundle_version, bundle_version.bundle, bundle_version.bundle.publisher]
@@ -134,13 +139,7 @@ class BundleVersionDetail(generics.RetrieveAPIView):
 )
 class BundleSkillFile(APIView):
     def get(self, request, slug, version, skill, path):
-        bundle_version = selectors.bundle_version_get(
-            user=request.user,
-            limited_to=token_workspace_id(request),
-            slug=slug,
-            version=version,
-            contents=False,
-        )
+        bundle_version = _visible_version(request, slug, version)
         skill_version = selectors.bundle_skill_version(bundle_version=bundle_version, skill=skill)
         if path == SKILL_FILE:
             text = skill_md_text(skill_spec_of(skill_version)).encode("utf-8")
@@ -157,13 +156,7 @@ class BundleSkillFile(APIView):
 )
 class BundleVersionDownload(APIView):
     def get(self, request, slug, version):
-        bundle_version = selectors.bundle_version_get(
-            user=request.user,
-            limited_to=token_workspace_id(request),
-            slug=slug,
-            version=version,
-            contents=False,
-        )
+        bundle_version = _visible_version(request, slug, version)
         # Closed by FileResponse once sent; large versions spill to a temporary file.
         spooled = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
         write_bundle_zip(bundle_spec_of(bundle_version), spooled)

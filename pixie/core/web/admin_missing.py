@@ -7,6 +7,8 @@ warning. Our admins answer 404 from ``get_object`` instead, after the same permi
 check Django makes first, so that a person without the model permission still gets
 its 403 and the rest get a 404 that tells nothing."""
 
+from django.http import Http404
+
 
 def answers_not_found(model_admin, request) -> bool:
     """Whether a missing object is this reader's 404: the check each of Django's views
@@ -19,3 +21,18 @@ def answers_not_found(model_admin, request) -> bool:
             return model_admin.has_change_permission(request)
         return model_admin.has_view_or_change_permission(request)
     return True
+
+
+class MissingIsNotFound:
+    """For a ModelAdmin (put before it in the bases): an object this reader may not see,
+    or that is not there, answers 404 from ``get_object``, after Django's own permission
+    check; ``object_not_found`` (AdminPages) answers the same on our own pages."""
+
+    def object_not_found(self, request, object_id):
+        raise Http404(f"No {self.opts.verbose_name} {object_id}.")
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None and answers_not_found(self, request):
+            self.object_not_found(request, object_id)
+        return obj

@@ -6,12 +6,11 @@ own pages (plans, imports), which check the owner role themselves.
 """
 
 from django.contrib import admin
-from django.http import Http404
 
 from pixie.core.audit.admin_history import ReadOnlyHistoryAdmin
 from pixie.core.models import Membership, Workspace
 from pixie.core.people.permissions import role_in, sees_every_workspace
-from pixie.core.web.admin_missing import answers_not_found
+from pixie.core.web.admin_missing import MissingIsNotFound
 
 
 def member_workspace_ids(user) -> list[int]:
@@ -66,7 +65,7 @@ class MemberWorkspaceFilter(admin.SimpleListFilter):
         return queryset
 
 
-class WorkspaceScopedAdmin(ReadOnlyHistoryAdmin):
+class WorkspaceScopedAdmin(MissingIsNotFound, ReadOnlyHistoryAdmin):
     # The lookup from this model to its workspace id.
     workspace_field = "workspace"
 
@@ -96,18 +95,6 @@ class WorkspaceScopedAdmin(ReadOnlyHistoryAdmin):
         if obj is not None:
             context["workspace_role"] = role_in(user=request.user, workspace=self.workspace_of(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
-
-    def object_not_found(self, request, object_id):
-        # Another workspace's object is simply not there: 404, not a hint-bearing redirect.
-        raise Http404(f"No {self.opts.verbose_name} {object_id}.")
-
-    def get_object(self, request, object_id, from_field=None):
-        # The admin's change, delete and history views (and ours) read the object here;
-        # one the reader may not see answers 404 at once instead of the admin's redirect.
-        obj = super().get_object(request, object_id, from_field)
-        if obj is None and answers_not_found(self, request):
-            self.object_not_found(request, object_id)
-        return obj
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)
