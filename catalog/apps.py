@@ -9,6 +9,7 @@ class CatalogConfig(AppConfig):
 
     def ready(self):
         from .roles import operators_group_after_migrate
+        from .stamp_triggers import stamp_triggers_after_migrate
         from .tools import builtin_tools_after_migrate
 
         post_migrate.connect(
@@ -16,4 +17,8 @@ class CatalogConfig(AppConfig):
         )
         post_migrate.connect(
             builtin_tools_after_migrate, sender=self, dispatch_uid="catalog-builtin-tools"
+        )
+        # SQLite drops a table's triggers when a migration remakes it: made again each time.
+        post_migrate.connect(
+            stamp_triggers_after_migrate, sender=self, dispatch_uid="catalog-stamp-triggers"
         )

@@ -1,8 +1,9 @@
 """Reads of the catalog, each a bounded number of queries whatever the data size."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import Group
+from django.core.cache import caches
 from django.db.models import (
     BooleanField,
     Exists,
@@ -31,6 +32,7 @@ from .models import (
     BundleSkill,
     BundleVersion,
     CatalogReview,
+    CatalogStamp,
     FileBlob,
     Publisher,
     SkillFile,
@@ -93,6 +95,10 @@ class CatalogViewer:
     sees_everything: bool = False
     in_a_workspace: bool = False
     publisher_ids: tuple[int, ...] = ()
+    # The catalog's stamp (catalog.models.stamp) the facts were read under, when asked
+    # for: every shard's value, sorted. Empty when not read, or when there is none to
+    # read (a database just emptied): then it says nothing about the catalog.
+    stamp: tuple[int, ...] = ()
 
 
 _ROLE, _MEMBER, _PUBLISHER = 0, 1, 2
@@ -118,13 +124,36 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
     return first.union(*rest, all=True)
 
 
-def catalog_viewer(user, *, limited_to: int | None = None) -> CatalogViewer:
+def catalog_stamp() -> tuple[int, ...]:
+    """The catalog's stamp now (catalog.models.stamp): every shard's value, sorted; one
+    query."""
+    return tuple(sorted(CatalogStamp.objects.values_list("number", flat=True)))
+
+
+def catalog_viewer(user, *, limited_to: int | None = None, stamped: bool = False) -> CatalogViewer:
     """The user's facts for the catalog's reads: one query (none for a superuser or an
     anonymous or inactive user), read on every request, so a change of membership or
     role shows on the next one. limited_to: as for visible_versions, the one workspace
-    whose membership counts (a superuser's facts are then read too)."""
+    whose membership counts (a superuser's facts are then read too).
+
+    stamped: the catalog's stamp is read first, and the facts are kept in this process
+    under it (the stamp changes with any membership, role or publisher), so a reader
+    who comes again at the same stamp costs that one query and no other."""
     if not user.is_authenticated or not user.is_active:
         return CatalogViewer()
+    if not stamped:
+        return _read_viewer(user, limited_to)
+    stamp = catalog_stamp()
+    key = f"catalog:viewer:{user.pk}:{limited_to}:{hash(stamp)}"
+    viewer = caches["viewers"].get(key) if stamp else None
+    if viewer is None or viewer.stamp != stamp:
+        viewer = replace(_read_viewer(user, limited_to), stamp=stamp)
+        if stamp:
+            caches["viewers"].set(key, viewer, timeout=None)
+    return viewer
+
+
+def _read_viewer(user, limited_to: int | None) -> CatalogViewer:
     if user.is_superuser and limited_to is None:
         return CatalogViewer(sees_everything=True, in_a_workspace=True)
     facts: dict[int, set[int]] = {}
@@ -179,11 +208,15 @@ BUNDLE_LIST_VERSION_FIELDS = [
 ]
 
 
-def bundle_list(*, user, limited_to: int | None) -> QuerySet[Bundle]:
+def bundle_list(
+    *, user, limited_to: int | None, viewer: CatalogViewer | None = None
+) -> QuerySet[Bundle]:
     """The bundles with a version the user may see, each with those versions
-    (limited_to: the workspace the request is limited to, or None; see visible_versions)."""
+    (limited_to: the workspace the request is limited to, or None; see visible_versions;
+    viewer: the user's facts, if already read for this request)."""
     # The user's roles and memberships read once, for the page and its versions alike.
-    viewer = catalog_viewer(user, limited_to=limited_to)
+    if viewer is None:
+        viewer = catalog_viewer(user, limited_to=limited_to)
     versions = versions_seen_by(viewer).only(*BUNDLE_LIST_VERSION_FIELDS)
     # EXISTS rather than a join: no DISTINCT over wide rows, and a plain COUNT for the pages.
     return (

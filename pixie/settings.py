@@ -477,6 +477,13 @@ CACHES = {
         "LOCATION": "rendered",
         "OPTIONS": {"MAX_ENTRIES": 200},
     },
+    # What each reader of the catalog API may see, kept under the catalog's stamp
+    # (catalog.selectors.catalog_viewer), in each web process: a few hundred bytes each.
+    "viewers": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "viewers",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    },
     "ratelimit": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

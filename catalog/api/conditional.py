@@ -1,9 +1,13 @@
-"""Conditional GETs for the catalog API: an ETag over what a response says, and 304 for a
-client that already holds it (Django's ``condition`` decorator), decided before the
-expensive part is serialised.
+"""Conditional GETs for the catalog API: an ETag, and 304 for a client that already
+holds it (Django's ``condition`` decorator), decided before anything is read but the
+reader's facts.
 
-What a response says differs by user only in whether it is shown at all (the selectors
-decide that first), so the ETag is over the response's content; Cache-Control: private
+An answer is made of the catalog's rows and of what the reader may see of them. The
+catalog's stamp (catalog.models.stamp) changes in the same transaction as any of those
+rows, memberships and roles included, and the reader's facts (catalog.selectors.
+CatalogViewer) say what they may see: both come in one query, and the ETag is over
+them, the address and the media type. Equal ETags are equal bytes, whoever asks, so a
+fresh request for one is answered from what was rendered for it. Cache-Control: private
 keeps shared caches from storing it, and no-cache makes every client ask again, so a
 yank or a review is seen on the next request, never hidden behind a stored copy.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 
 from django.core.cache import caches
 from django.http import HttpResponse
@@ -38,9 +43,16 @@ def _plain(value) -> str:
     return str(value)
 
 
-def row_values(instance) -> list:
-    """Every stored value of a model instance, for an ETag over the rows a response shows."""
-    return [getattr(instance, field.attname) for field in instance._meta.concrete_fields]
+def catalog_etag(request, shape: dict, viewer) -> str:
+    """The ETag of a catalog answer: over the answer's shape, the catalog's stamp and the
+    reader's facts as read together (catalog_viewer(..., stamped=True)), the address,
+    which makes the links, and the media type. Without a stamp to read, an ETag no
+    request will name again: nothing is answered 304 or served as rendered."""
+    if not viewer.stamp:
+        return secrets.token_hex(20)
+    facts = [viewer.sees_everything, viewer.in_a_workspace, viewer.publisher_ids]
+    return etag_of(shape, viewer.stamp, facts, request.build_absolute_uri(),
+                   request.accepted_media_type)  # fmt: skip
 
 
 def conditional_get(etag_func):
@@ -57,8 +69,9 @@ def conditional_get(etag_func):
 def rendered_once(view, request, etag: str, data_of):
     """The response for an ETag that stands for everything the response says: rendered to
     JSON once a process and kept, so a fresh request for it costs what a 304 costs plus
-    sending the bytes. Only the visibility check, made before, says whether this user
-    may have it; the bytes are the same for everyone who may."""
+    sending the bytes. ``data_of`` reads and checks what the reader may see (an Http404
+    from it is answered, not kept); what it made for these facts at this stamp is the
+    same for everyone with them."""
     renderer, media_type = request.accepted_renderer, request.accepted_media_type
     if renderer.format != "json":  # the browsable API: rendered as usual
         return Response(data_of())

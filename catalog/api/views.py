@@ -18,7 +18,7 @@ from pixie.core.people.permissions import token_workspace_id
 from pixie.core.web.pagination import CountInPagePagination
 from pixie.core.web.schema import QueryParametersSchema
 
-from .conditional import conditional_get, etag_of, rendered_once, row_values
+from .conditional import catalog_etag, conditional_get, rendered_once
 from .files import FILE_RESPONSES, file_response
 from .serializers import (
     BundleComparisonSerializer,
@@ -30,26 +30,25 @@ from .serializers import (
 )
 
 
-def _list_etag(request, *args, **kwargs) -> str:
-    """The list page's ETag, over what the page is made of: its address, which makes the
-    links, and the rows read (the count, every field of the bundles and publishers, the
-    visible versions' fields the response shows). The view keeps the page and the ETag."""
+def _read_viewer(request):
+    """The reader's facts and the catalog's stamp, in one query, kept on the view."""
     view = request.parser_context["view"]
-    view.page = view.paginate_queryset(view.get_queryset())
-    rows = [
-        [row_values(bundle), row_values(bundle.publisher)]
-        + [[getattr(v, f) for f in selectors.BUNDLE_LIST_VERSION_FIELDS]
-           for v in bundle.visible_versions]
-        for bundle in view.page
-    ]  # fmt: skip
-    count = view.paginator.page.paginator.count
-    view.etag = etag_of(LIST_SHAPE, request.build_absolute_uri(), count, rows)
+    view.viewer = selectors.catalog_viewer(
+        request.user, limited_to=token_workspace_id(request), stamped=True
+    )
+    return view
+
+
+def _list_etag(request, *args, **kwargs) -> str:
+    view = _read_viewer(request)
+    view.etag = catalog_etag(request, LIST_SHAPE, view.viewer)
     return view.etag
 
 
 class BundleList(generics.ListAPIView):
     """Bundles with at least one published version (drafts too, for staff). Its ETag is
-    over the page it shows: If-None-Match with it answers 304."""
+    over the catalog's stamp and what the reader may see: If-None-Match with it answers
+    304, and a fresh request for it is served as rendered."""
 
     serializer_class = BundleSerializer
     # The list is read on every catalog visit: its page and its count in one query.
@@ -57,20 +56,22 @@ class BundleList(generics.ListAPIView):
 
     def get_queryset(self):
         return selectors.bundle_list(
-            user=self.request.user, limited_to=token_workspace_id(self.request)
+            user=self.request.user,
+            limited_to=token_workspace_id(self.request),
+            viewer=getattr(self, "viewer", None),
         )
 
     @conditional_get(_list_etag)
     def get(self, request, *args, **kwargs):
-        # The ETag stands for everything the page says: rendered once for it.
         return rendered_once(self, request, self.etag, self._page_data)
 
     def _page_data(self) -> dict:
-        return self.get_paginated_response(self.get_serializer(self.page, many=True).data).data
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data).data
 
 
 # In every list page's ETag: raise the edition when a release shows the same rows differently.
-LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 3}
+LIST_SHAPE = {"fields": BundleSerializer.Meta.fields, "edition": 4}
 
 
 class BundleDetail(generics.RetrieveAPIView):
@@ -84,9 +85,9 @@ class BundleDetail(generics.RetrieveAPIView):
         )
 
 
-# In every published version's ETag: the response's fields, and an edition to raise when a
-# release shows the same rows differently, so no client keeps an answer of the old kind.
-RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 3}
+# In every version's ETag: the response's fields, and an edition to raise when a release
+# shows the same rows differently, so no client keeps an answer of the old kind.
+RESPONSE_SHAPE = {"fields": BundleVersionSerializer.Meta.fields, "edition": 4}
 
 
 def _visible_version(request, slug: str, version: str):
@@ -100,36 +101,26 @@ def _visible_version(request, slug: str, version: str):
     )
 
 
-def _version_etag(request, *args, slug, version, **kwargs) -> str:
-    """A published version's ETag is over its row and its bundle's, publisher's and signing
-    key's: the signed manifest's digest (in the version's row) stands for the contents,
-    which never change, and what may (a yank, a review, the signer's state) is in those
-    rows; so a 304 is answered before anything is serialised. A draft's contents may
-    change: its ETag is over its whole answer. The view keeps what was read."""
-    view = request.parser_context["view"]
-    bundle_version = _visible_version(request, slug, version)
-    view.bundle_version, view.data = bundle_version, None
-    if bundle_version.manifest_sha256:
-        rows = [bundle_version, bundle_version.bundle, bundle_version.bundle.publisher]
-        key = bundle_version.signing_key
-        view.etag = etag_of(RESPONSE_SHAPE, [row_values(row) for row in rows],
-                            row_values(key) if key else None)  # fmt: skip
-    else:
-        view.data = bundle_version_data(bundle_version)
-        view.etag = etag_of(view.data)
+def _version_etag(request, *args, **kwargs) -> str:
+    view = _read_viewer(request)
+    view.etag = catalog_etag(request, RESPONSE_SHAPE, view.viewer)
     return view.etag
 
 
 @extend_schema(summary="A bundle version: skills in order with bodies, hosts, credential names")
 class BundleVersionDetail(generics.RetrieveAPIView):
+    """A version, drafts included (their contents are in the catalog's stamp too): 304 for
+    its ETag, and served as rendered for it."""
+
     serializer_class = BundleVersionSerializer
 
     @conditional_get(_version_etag)
-    def get(self, request, *args, **kwargs):
-        if self.data is not None:  # a draft: read whole for its ETag
-            return Response(self.data)
+    def get(self, request, *args, slug, version, **kwargs):
         return rendered_once(
-            self, request, self.etag, lambda: bundle_version_data(self.bundle_version)
+            self,
+            request,
+            self.etag,
+            lambda: bundle_version_data(_visible_version(request, slug, version)),
         )
 
 

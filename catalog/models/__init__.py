@@ -14,6 +14,7 @@ from .catalog import (
 from .files import FileBlob, RevisionFile, SkillFile
 from .installs import Generation, Installation, Plan
 from .keys import PublisherKey
+from .stamp import CatalogStamp
 from .workspace import SkillRevision, WorkspaceSkill
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "BundleSkill",
     "BundleVersion",
     "CatalogReview",
+    "CatalogStamp",
     "FileBlob",
     "Generation",
     "Installation",

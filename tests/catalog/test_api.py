@@ -138,10 +138,13 @@ def test_the_bundle_list_pages_with_its_count_in_one_query(
             bundle_version=make_bundle_version(f"b-{i:02}", skills=[skill]), actor=operator
         )
     make_bundle_version("a-draft", skills=[make_skill_version("hidden")])
-    # The user's roles and memberships, the page with its count, the page's versions:
-    # three queries, however many bundles.
-    with django_assert_num_queries(3):
+    # The catalog's stamp, the user's roles and memberships, the page with its count, the
+    # page's versions: four queries, however many bundles; asked again at the same stamp,
+    # the stamp alone (the facts and the page were kept under it).
+    with django_assert_num_queries(4):
         first = api.get("/api/bundles/").json()
+    with django_assert_num_queries(1):
+        assert api.get("/api/bundles/").json() == first
     assert first["count"] == 61 and len(first["results"]) == 50
     assert first["next"].endswith("?page=2") and first["previous"] is None
     second = api.get("/api/bundles/?page=2").json()

@@ -1,5 +1,6 @@
 """Conditional GETs on the catalog API: an unchanged version or list answers 304 before
-anything is serialised; a yank, a review or a new version is never hidden behind one."""
+anything is serialised, from the catalog's stamp and the reader's facts; a yank, a
+review, a new version or a membership ended is never hidden behind one."""
 
 import pytest
 from django.utils import timezone
@@ -60,10 +61,9 @@ def test_an_unchanged_version_answers_304_from_its_rows_alone(
     assert first.status_code == 200
     etag = first["ETag"]
     assert etag.startswith('"') and first["Cache-Control"] == "private, no-cache"
-    # Nothing is serialised for a 304: the ETag is over the rows read.
+    # Nothing is read or serialised for a 304 but the catalog's stamp: the reader's
+    # facts were kept under it. One query, after the token's.
     monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
-    # The version with its bundle, publisher and key, and the user's right to see it, in
-    # one query (after the token's).
     with django_assert_num_queries(api.token_queries + 1):
         answer = again(api, VERSION, etag)
     assert answer.status_code == 304 and answer.content == b""
@@ -79,16 +79,17 @@ def refuse(*args, **kwargs):
 def test_a_published_versions_answer_is_rendered_once_and_served_as_rendered(
     api, operator, django_assert_num_queries, monkeypatch
 ):
-    first = api.get(VERSION)
-    # A second reader, another client: the same bytes, read from what was rendered, with
-    # nothing serialised and the one query that says the reader may see it.
     other = make_user("other-reader")
     Membership.objects.create(workspace=Membership.objects.get(user__username="reader").workspace,
                               user=other, role=Membership.Role.MEMBER)  # fmt: skip
+    first = api.get(VERSION)
+    # A second reader who may see what the first sees, another client: the same bytes,
+    # read from what was rendered, with nothing serialised; the catalog's stamp and this
+    # reader's facts are the two queries.
     client = APIClient()
     client.force_authenticate(other)
     monkeypatch.setattr(BundleVersionHeadSerializer, "to_representation", refuse)
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         second = client.get(VERSION)
     monkeypatch.undo()
     assert second.status_code == 200 and second.content == first.content
@@ -202,8 +203,8 @@ def test_an_unchanged_list_answers_304_without_serialising(
 ):
     etag = api.get("/api/bundles/")["ETag"]
     monkeypatch.setattr(BundleSerializer, "to_representation", refuse)
-    # The reader's memberships, the page with its count, the page's versions.
-    with django_assert_num_queries(api.token_queries + 3):
+    # The catalog's stamp: the reader's facts were kept under it.
+    with django_assert_num_queries(api.token_queries + 1):
         answer = again(api, "/api/bundles/", etag)
     assert answer.status_code == 304 and answer["ETag"] == etag
     monkeypatch.undo()
@@ -239,17 +240,34 @@ def test_a_token_ended_is_refused_on_its_next_conditional_request(api, url, ende
     assert refused.status_code == 401 and "ETag" not in refused
 
 
-def test_a_superusers_etag_is_over_what_a_superuser_sees(api, operator):
-    """A superuser sees drafts too, so a superuser's ETag is over what they see. Here
-    they see what the reader sees, until a draft is made: then the reader's ETag stays,
-    theirs changes."""
+def test_a_superusers_answers_are_their_own(api, operator):
+    """A superuser sees drafts too: their list is another answer than a reader's, with
+    another ETag, and a draft made shows in theirs, never in the reader's."""
     Membership.objects.create(workspace=api.reader.memberships.get().workspace, user=operator)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator).key}")
     etag = client.get("/api/bundles/")["ETag"]
-    assert api.get("/api/bundles/")["ETag"] == etag  # the same page, the same ETag
+    readers = api.get("/api/bundles/")
+    assert readers["ETag"] != etag
     make_bundle_version("hidden-draft", skills=[make_skill_version("hidden-step")])
-    assert again(api, "/api/bundles/", etag).status_code == 304
     changed = again(client, "/api/bundles/", etag)
     assert changed.status_code == 200
     assert "hidden-draft" in [b["slug"] for b in changed.json()["results"]]
+    for_the_reader = again(api, "/api/bundles/", readers["ETag"])
+    assert for_the_reader.status_code == 200  # the catalog changed: asked again, in full
+    assert "hidden-draft" not in [b["slug"] for b in for_the_reader.json()["results"]]
+    assert for_the_reader.content == readers.content
+
+
+def test_readers_who_may_see_the_same_share_an_etag(api):
+    """Two members of one workspace see the same catalog: the same ETag, so either's 304
+    holds for both; a reader of no workspace sees nothing, under another."""
+    other = make_user("other-reader")
+    Membership.objects.create(workspace=api.reader.memberships.get().workspace, user=other)
+    outsider = make_user("outsider")
+    etag = api.get(VERSION)["ETag"]
+    client = APIClient()
+    client.force_authenticate(other)
+    assert again(client, VERSION, etag).status_code == 304
+    client.force_authenticate(outsider)
+    assert again(client, VERSION, etag).status_code == 404

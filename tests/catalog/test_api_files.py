@@ -171,9 +171,13 @@ def test_files_and_zip_run_the_same_queries_whatever_the_size(
     load(many_skills_bundle(tmp_path / "many", count))
     url = "/api/bundles/many/versions/1.0.0/"
     cache.clear()
-    # The version (with the user's right to see it), its skills, files, hosts, credentials.
-    with django_assert_max_num_queries(5):
+    # The catalog's stamp and the reader's facts (for the ETag), then the version (with the
+    # user's right to see it), its skills, files, hosts, credentials; asked again at the
+    # same stamp, the stamp alone.
+    with django_assert_max_num_queries(7):
         body = api.get(url).json()
+    with django_assert_max_num_queries(1):
+        assert api.get(url).json() == body
     assert body["totals"]["files"] == 3 * count
     assert all(len(s["files"]) == 3 for s in body["skills"])
     with django_assert_max_num_queries(6):
