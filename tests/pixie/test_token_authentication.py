@@ -83,3 +83,15 @@ def test_a_token_is_read_whole_in_one_query(limited, django_assert_num_queries):
     with django_assert_num_queries(1):
         read = token_with_user(Token, column="key", value=login.key)
     assert stored(read) == stored(Token.objects.get(key=login.key)) and read.user == rita
+
+
+def test_the_plain_sql_read_is_pinned_to_the_versions_it_was_written_for():
+    """pixie.core.people.token_reads runs the ORM's converters and Model.from_db by hand,
+    the one read that does (benchmarks/ANALYSIS.md says why). Written and tested for
+    these versions: after an upgrade, run this file on SQLite and PostgreSQL, then move
+    the pin."""
+    import django
+    import psycopg
+
+    assert django.VERSION[:2] == (5, 2), django.get_version()
+    assert psycopg.__version__.startswith("3."), psycopg.__version__
