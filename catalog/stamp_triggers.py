@@ -24,13 +24,14 @@ WATCHED_TABLES = (
     "catalog_bundleskill",
     "catalog_bundlehost",
     "catalog_bundlecredential",
-    "auth_user",  # only whether a user is active or a superuser (ONLY_COLUMNS)
+    "auth_user",  # updates only of whether a user is active or a superuser (UPDATE_OF)
     "auth_group",
     "auth_user_groups",
     "pixie_membership",
 )
-# Tables where only some columns count: a login (last_login) changes nothing an answer says.
-ONLY_COLUMNS = {"auth_user": ("is_active", "is_superuser")}
+# Tables whose updates count only for some columns: a login (last_login) changes nothing an
+# answer says. Their inserts and deletions count (a user made or removed).
+UPDATE_OF = {"auth_user": ("is_active", "is_superuser")}
 TRIGGER = "catalog_stamp"
 SQLITE_EVENTS = ("INSERT", "UPDATE", "DELETE")
 
@@ -65,9 +66,8 @@ def stamp_triggers_install(connection) -> list[str]:
         if connection.vendor == "postgresql":
             cursor.execute(POSTGRESQL_FUNCTION)  # replaced, should a release change it
             for table in missing:
-                events = "INSERT OR UPDATE OR DELETE OR TRUNCATE"
-                if table in ONLY_COLUMNS:
-                    events = f"UPDATE OF {', '.join(ONLY_COLUMNS[table])}"
+                update = _update_event(table)
+                events = f"INSERT OR {update} OR DELETE OR TRUNCATE"
                 cursor.execute(
                     f'CREATE TRIGGER {TRIGGER} AFTER {events} ON "{table}" '
                     "FOR EACH STATEMENT EXECUTE FUNCTION catalog_stamp_change()"
@@ -104,9 +104,14 @@ def stamp_triggered_tables(connection) -> set[str]:
 
 def _sqlite_events(table: str) -> list[tuple[str, str]]:
     """SQLite's triggers of a table (it has no statement triggers): (name, event)."""
-    if table in ONLY_COLUMNS:
-        return [(f"{TRIGGER}_{table}_update", f"UPDATE OF {', '.join(ONLY_COLUMNS[table])}")]
-    return [(f"{TRIGGER}_{table}_{event.lower()}", event) for event in SQLITE_EVENTS]
+    return [
+        (f"{TRIGGER}_{table}_{event.lower()}", _update_event(table) if event == "UPDATE" else event)
+        for event in SQLITE_EVENTS
+    ]
+
+
+def _update_event(table: str) -> str:
+    return f"UPDATE OF {', '.join(UPDATE_OF[table])}" if table in UPDATE_OF else "UPDATE"
 
 
 def stamp_triggers_remove(connection) -> None:

@@ -95,6 +95,9 @@ def test_what_no_answer_reads_leaves_the_stamp(demo_catalog, owner):
     assert catalog_stamp() == before
     type(owner).objects.filter(pk=owner.pk).update(is_active=False)
     assert catalog_stamp() != before
+    before = catalog_stamp()
+    make_user("newcomer")  # a user made: their id's facts are new, whatever was kept
+    assert catalog_stamp() != before
 
 
 @pytest.mark.django_db
