@@ -66,7 +66,7 @@ def conditional_get(etag_func):
     return decorate
 
 
-def rendered_once(view, request, etag: str, data_of):
+def rendered_once(view, request, etag: str, data_of, *, keep: bool = True):
     """The response for an ETag that stands for everything the response says: rendered to
     JSON once a process and kept, so a fresh request for it costs what a 304 costs plus
     sending the bytes. ``data_of`` reads and checks what the reader may see (an Http404
@@ -79,6 +79,7 @@ def rendered_once(view, request, etag: str, data_of):
     body = caches["rendered"].get(key)
     if body is None:
         body = renderer.render(data_of(), media_type, view.get_renderer_context())
-        if len(body) <= RENDERED_MAX_BYTES:
+        # keep: False for an ETag no request will name again (no stamp to read).
+        if keep and len(body) <= RENDERED_MAX_BYTES:
             caches["rendered"].set(key, body, timeout=None)
     return HttpResponse(body, content_type=renderer.media_type)

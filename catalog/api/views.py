@@ -30,7 +30,7 @@ from .serializers import (
 )
 
 
-def _read_viewer(request):
+def _stamped_viewer(request):
     """The reader's facts and the catalog's stamp, in one query, kept on the view."""
     view = request.parser_context["view"]
     view.viewer = selectors.catalog_viewer(
@@ -40,7 +40,7 @@ def _read_viewer(request):
 
 
 def _list_etag(request, *args, **kwargs) -> str:
-    view = _read_viewer(request)
+    view = _stamped_viewer(request)
     view.etag = catalog_etag(request, LIST_SHAPE, view.viewer)
     return view.etag
 
@@ -63,7 +63,8 @@ class BundleList(generics.ListAPIView):
 
     @conditional_get(_list_etag)
     def get(self, request, *args, **kwargs):
-        return rendered_once(self, request, self.etag, self._page_data)
+        keep = bool(self.viewer.stamp)
+        return rendered_once(self, request, self.etag, self._page_data, keep=keep)
 
     def _page_data(self) -> dict:
         page = self.paginate_queryset(self.get_queryset())
@@ -102,7 +103,7 @@ def _visible_version(request, slug: str, version: str):
 
 
 def _version_etag(request, *args, **kwargs) -> str:
-    view = _read_viewer(request)
+    view = _stamped_viewer(request)
     view.etag = catalog_etag(request, RESPONSE_SHAPE, view.viewer)
     return view.etag
 
@@ -121,6 +122,7 @@ class BundleVersionDetail(generics.RetrieveAPIView):
             request,
             self.etag,
             lambda: bundle_version_data(_visible_version(request, slug, version)),
+            keep=bool(self.viewer.stamp),
         )
 
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.cache import caches
 from django.db import connection, connections, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -122,6 +123,9 @@ def test_an_emptied_stamp_comes_back_and_answers_nothing_from_memory(demo_catalo
     first = client.get(url)
     assert first.status_code == 200
     assert client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
+    # Nothing kept under an ETag no request will name again.
+    key = f"catalog:rendered:{first['ETag'].strip(chr(34))}:application/json"
+    assert caches["rendered"].get(key) is None
     Bundle.objects.update(description="Back.")
     assert len(catalog_stamp()) == 1
     etag = client.get(url)["ETag"]

@@ -85,6 +85,8 @@ class _Output:
 
 
 def _part(model: type[Model], alias: str) -> tuple:
+    # Kept a process, from the first thread's connection: the backend's converters use
+    # only its settings (SQLite's time zone), the same for every thread.
     connection = connections[alias]
     converters = []
     for field in _fields(model):
