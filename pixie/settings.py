@@ -130,6 +130,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that reads the socket before it asks the server
+    # (pixie.database.postgresql): a quiet connection costs no SELECT 1 a request.
+    DATABASES["default"]["ENGINE"] = "pixie.database.postgresql"
     # Django's server-side binding (OPTIONS, "PostgreSQL notes"), with DB_PREPARED_STATEMENTS
     # "on": values travel apart from the SQL, so psycopg prepares a statement a connection
     # has run prepare_threshold times and PostgreSQL plans it once a connection; file bytes

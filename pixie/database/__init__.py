@@ -1,0 +1,1 @@
+"""Pixie's database backends: Django's own, subclassed as its documentation allows."""
