@@ -26,6 +26,7 @@ from pixie.core.people.permissions import (
     member_q,
     operator_q,
 )
+from pixie.core.plain_reads import column_values
 
 from .models import (
     Bundle,
@@ -126,8 +127,8 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
 
 def catalog_stamp() -> tuple[int, ...]:
     """The catalog's stamp now (catalog.models.stamp): every shard's value, sorted; one
-    query."""
-    return tuple(sorted(CatalogStamp.objects.values_list("number", flat=True)))
+    query, read on every catalog request, hence in plain SQL (pixie.core.plain_reads)."""
+    return tuple(sorted(column_values(CatalogStamp, "number")))
 
 
 def catalog_viewer(user, *, limited_to: int | None = None, stamped: bool = False) -> CatalogViewer:

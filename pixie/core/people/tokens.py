@@ -27,7 +27,7 @@ from pixie.core.errors import ErrorCode, PermissionRefused, ValidationFailed
 from pixie.core.models import ApiToken, Membership, Workspace
 from pixie.core.names import name_problem
 from pixie.core.people.permissions import require_owner
-from pixie.core.people.token_reads import token_with_user
+from pixie.core.plain_reads import token_with_user
 
 PREFIX = "pixie_"
 SHOWN_CHARS = 12  # "pixie_" and six characters of the secret: enough to tell tokens apart

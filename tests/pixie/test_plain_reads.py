@@ -1,0 +1,74 @@
+"""The catalog API's hand-written reads (pixie.core.plain_reads) give what the ORM gives:
+the same values, of the same types, on SQLite and PostgreSQL alike, in one query."""
+
+import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from catalog.models import CatalogStamp
+from catalog.selectors import catalog_stamp
+from pixie.core.models import ApiToken
+from pixie.core.people.tokens import key_hash
+from pixie.core.plain_reads import column_values, token_with_user
+from tests.factories import make_user, make_workspace
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+@pytest.mark.parametrize("limited", [False, True])
+def test_a_token_is_read_whole_in_one_query(limited, django_assert_num_queries):
+    """Every request reads its token with its person (and workspace) in one statement of
+    plain SQL (pixie.core.plain_reads): the same values, of the same types, as
+    the ORM reads, on SQLite and PostgreSQL alike."""
+    rita = make_user("rita", first_name="Rita", is_staff=True)
+    workspace = make_workspace("acme", owner=rita)
+    secret = "pixie_" + "s" * 40
+    ApiToken.objects.create(
+        user=rita, name="CI", prefix=secret[:12], key_hash=key_hash(secret),
+        workspace=workspace if limited else None, read_only=limited, last_used_at=timezone.now(),
+    )  # fmt: skip
+    expected = ApiToken.objects.select_related("user", "workspace").get(key_hash=key_hash(secret))
+    with django_assert_num_queries(1):
+        token = token_with_user(
+            ApiToken, column="key_hash", value=key_hash(secret), related=("workspace",)
+        )
+        assert (token.workspace is not None) == limited  # no query of its own
+    assert stored(token) == stored(expected)
+    assert stored(token.user) == stored(expected.user)
+    if limited:
+        assert stored(token.workspace) == stored(expected.workspace)
+    assert token_with_user(ApiToken, column="key_hash", value=key_hash("unknown")) is None
+
+    login = Token.objects.create(user=rita)
+    with django_assert_num_queries(1):
+        read = token_with_user(Token, column="key", value=login.key)
+    assert stored(read) == stored(Token.objects.get(key=login.key)) and read.user == rita
+
+
+def test_a_column_is_read_as_values_list_reads_it(django_assert_num_queries):
+    """The catalog's stamp, read on every catalog request: every shard's number, as the
+    ORM reads it, in one query; an emptied table reads as nothing."""
+    CatalogStamp.objects.update_or_create(shard=3, defaults={"number": -(2**62)})
+    expected = sorted(CatalogStamp.objects.values_list("number", flat=True))
+    with django_assert_num_queries(1):
+        read = column_values(CatalogStamp, "number")
+    assert sorted(read) == expected and all(type(value) is int for value in read)
+    assert catalog_stamp() == tuple(expected)
+    CatalogStamp.objects.all().delete()
+    assert column_values(CatalogStamp, "number") == [] and catalog_stamp() == ()
+
+
+def test_the_plain_sql_read_is_pinned_to_the_versions_it_was_written_for():
+    """pixie.core.plain_reads runs the ORM's converters and Model.from_db by hand,
+    the one module that does (benchmarks/ANALYSIS.md says why). Written and tested for
+    these versions: after an upgrade, run this file on SQLite and PostgreSQL, then move
+    the pin."""
+    import django
+    import psycopg
+
+    assert django.VERSION[:2] == (5, 2), django.get_version()
+    assert psycopg.__version__.startswith("3."), psycopg.__version__
