@@ -8,6 +8,9 @@ class CatalogConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from pixie.core.plain_reads import read_with_every_token
+
+        from .models import CatalogStamp
         from .roles import operators_group_after_migrate
         from .stamp_triggers import stamp_triggers_after_migrate
         from .tools import builtin_tools_after_migrate
@@ -22,3 +25,5 @@ class CatalogConfig(AppConfig):
         post_migrate.connect(
             stamp_triggers_after_migrate, sender=self, dispatch_uid="catalog-stamp-triggers"
         )
+        # Every catalog request needs its token and the stamp: one statement reads both.
+        read_with_every_token(CatalogStamp, "number")

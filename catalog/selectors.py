@@ -26,7 +26,7 @@ from pixie.core.people.permissions import (
     member_q,
     operator_q,
 )
-from pixie.core.plain_reads import column_values
+from pixie.core.plain_reads import column_values, read_with_token
 
 from .models import (
     Bundle,
@@ -125,13 +125,20 @@ def _facts(user_id: int, limited_to: int | None = None) -> QuerySet:
     return first.union(*rest, all=True)
 
 
-def catalog_stamp() -> tuple[int, ...]:
-    """The catalog's stamp now (catalog.models.stamp): every shard's value, sorted; one
-    query, read on every catalog request, hence in plain SQL (pixie.core.plain_reads)."""
-    return tuple(sorted(column_values(CatalogStamp, "number")))
+def catalog_stamp(token=None) -> tuple[int, ...]:
+    """The catalog's stamp (catalog.models.stamp): every shard's value, sorted. As read
+    with the request's API token, in its statement (catalog.apps), or else now, in one
+    query; in plain SQL either way, since every catalog request reads it
+    (pixie.core.plain_reads)."""
+    values = read_with_token(token, CatalogStamp, "number")
+    if values is None:
+        values = column_values(CatalogStamp, "number")
+    return tuple(sorted(values))
 
 
-def catalog_viewer(user, *, limited_to: int | None = None, stamped: bool = False) -> CatalogViewer:
+def catalog_viewer(
+    user, *, limited_to: int | None = None, stamped: bool = False, token=None
+) -> CatalogViewer:
     """The user's facts for the catalog's reads: one query (none for a superuser or an
     anonymous or inactive user), read on every request, so a change of membership or
     role shows on the next one. limited_to: as for visible_versions, the one workspace
@@ -139,12 +146,13 @@ def catalog_viewer(user, *, limited_to: int | None = None, stamped: bool = False
 
     stamped: the catalog's stamp is read first, and the facts are kept in this process
     under it (the stamp changes with any membership, role or publisher), so a reader
-    who comes again at the same stamp costs that one query and no other."""
+    who comes again at the same stamp costs that one query and no other; none with the
+    request's API token (``token``), which read the stamp with it."""
     if not user.is_authenticated or not user.is_active:
         return CatalogViewer()
     if not stamped:
         return _read_viewer(user, limited_to)
-    stamp = catalog_stamp()
+    stamp = catalog_stamp(token)
     key = f"catalog:viewer:{user.pk}:{limited_to}:{hash(stamp)}"
     viewer = caches["viewers"].get(key) if stamp else None
     if viewer is None or viewer.stamp != stamp:

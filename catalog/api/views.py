@@ -31,10 +31,11 @@ from .serializers import (
 
 
 def _stamped_viewer(request):
-    """The reader's facts and the catalog's stamp, in one query, kept on the view."""
+    """The reader's facts and the catalog's stamp (read with the request's token), kept
+    on the view."""
     view = request.parser_context["view"]
     view.viewer = selectors.catalog_viewer(
-        request.user, limited_to=token_workspace_id(request), stamped=True
+        request.user, limited_to=token_workspace_id(request), stamped=True, token=request.auth
     )
     return view
 

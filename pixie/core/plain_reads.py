@@ -19,6 +19,7 @@ with the ORM's read on SQLite and PostgreSQL, and holds that pin.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 from django.contrib.auth import get_user_model
@@ -31,12 +32,14 @@ def token_with_user(model: type[Model], *, column: str, value: str, related: tup
     key named in ``related``, which may be empty) set from the same row; or None."""
     alias = router.db_for_read(model)
     connection = connections[alias]
-    statement, parts = _statement(model, column, related, alias)
+    alongside = tuple(_ALONGSIDE)
+    statement, parts = _statement(model, column, related, alias, alongside)
     with connection.cursor() as cursor:
         cursor.execute(statement, [value])
         row = cursor.fetchone()
     if row is None:
         return None
+    *row, read = row if alongside else (*row, None)
     instances, start = [], 0
     for part_model, names, converters in parts:
         values = list(row[start : start + len(names)])
@@ -51,13 +54,51 @@ def token_with_user(model: type[Model], *, column: str, value: str, related: tup
     token, *others = instances
     for name, instance in zip(("user", *related), others, strict=True):
         setattr(token, name, instance)
+    if alongside:
+        token.read_alongside = _alongside_values(alongside, read, connection)
     return token
 
 
+# Columns every token_with_user reads too (read_with_every_token): (model, field name).
+_ALONGSIDE: list[tuple[type[Model], str]] = []
+
+
+def read_with_every_token(model: type[Model], field_name: str) -> None:
+    """Have every token's read carry ``field_name`` of every row of ``model`` (a table of
+    a few rows), in the same statement: a request that needs both waits for the
+    database once. Called by an app at start-up (catalog.apps: the catalog's stamp)."""
+    if (model, field_name) not in _ALONGSIDE:
+        _ALONGSIDE.append((model, field_name))
+        _statement.cache_clear()
+
+
+def read_with_token(token, model: type[Model], field_name: str) -> list | None:
+    """The values of ``field_name`` read in the same statement as ``token``, in no order;
+    None for a token not read so (no token, or a session's request)."""
+    return getattr(token, "read_alongside", {}).get((model, field_name))
+
+
+def _alongside_values(alongside: tuple, read, connection) -> dict:
+    """Each column's values, from one JSON array of arrays (PostgreSQL's json type comes
+    parsed, SQLite's as text), through each field's converters."""
+    read = json.loads(read) if isinstance(read, str) else read
+    values = {}
+    for (model, field_name), column in zip(alongside, read, strict=True):
+        _, output, converters = _column_statement(model, field_name, connection.alias)
+        column = column or []  # an empty table aggregates to NULL
+        for convert in converters:
+            column = [convert(value, output, connection) for value in column]
+        values[model, field_name] = column
+    return values
+
+
 @cache
-def _statement(model: type[Model], column: str, related: tuple, alias: str) -> tuple[str, list]:
+def _statement(
+    model: type[Model], column: str, related: tuple, alias: str, alongside: tuple
+) -> tuple[str, list]:
     """The SELECT, and for each model in its row, in order: the model, its attribute
-    names, and each field's converters."""
+    names, and each field's converters; then, if any, the columns read alongside, as
+    one JSON array of each one's values."""
     joined = [("u", model._meta.get_field("user"), get_user_model())]
     joined += [(f"r{n}", model._meta.get_field(name), None) for n, name in enumerate(related)]
     parts = [_part(model, alias)]
@@ -72,6 +113,8 @@ def _statement(model: type[Model], column: str, related: tuple, alias: str) -> t
             f'{kind} "{target._meta.db_table}" {table_alias} '
             f'ON {table_alias}."{target._meta.pk.column}" = t."{foreign_key.column}"'
         )
+    if alongside:
+        columns.append(_alongside_column(alongside, connections[alias].vendor))
     where = model._meta.get_field(column).column
     # Every name comes from the models' metadata; the one value is a parameter.
     statement = (
@@ -102,6 +145,23 @@ def _column_statement(model: type[Model], field_name: str, alias: str) -> tuple:
     converters = connection.ops.get_db_converters(output) + field.get_db_converters(connection)
     statement = f'SELECT "{field.column}" FROM "{model._meta.db_table}"'  # noqa: S608
     return statement, output, converters
+
+
+def _alongside_column(alongside: tuple, vendor: str) -> str:
+    """One JSON array holding, for each (model, field) read alongside, the array of its
+    values in every row: a scalar subquery each, so the token's row stays one row."""
+    array, aggregate = (
+        ("json_build_array", "json_agg") if vendor == "postgresql"
+        else ("json_array", "json_group_array")
+    )  # fmt: skip
+    subqueries = []
+    for model, field_name in alongside:
+        field = model._meta.get_field(field_name)
+        # Every name comes from the models' metadata.
+        subqueries.append(
+            f'(SELECT {aggregate}("{field.column}") FROM "{model._meta.db_table}")'  # noqa: S608
+        )
+    return f"{array}({', '.join(subqueries)})"
 
 
 class _Output:

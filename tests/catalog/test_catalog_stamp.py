@@ -22,6 +22,7 @@ from catalog.stamp_triggers import (
 )
 from pixie.core.models import ApiToken, Membership
 from pixie.core.people.permissions import AUDITORS_GROUP
+from tests.clients import token_client
 from tests.factories import make_user, make_workspace
 
 # The catalog's tables no answer of the catalog API reads: a workspace's own state,
@@ -111,14 +112,23 @@ def test_a_write_rolled_back_leaves_the_stamp(demo_catalog):
     assert catalog_stamp() == before
 
 
-@pytest.mark.django_db
-def test_an_emptied_stamp_comes_back_and_answers_nothing_from_memory(demo_catalog, reader):
-    """A database emptied (a test's flush) has no stamp: nothing is answered 304 or served
-    as rendered until a write makes one again."""
-    connection.cursor().execute("DELETE FROM catalog_catalogstamp")
-    assert catalog_stamp() == ()
+def client_of(reader, kind: str) -> APIClient:
+    """A login's session, or an API token, whose own read carries the stamp."""
+    if kind == "token":
+        return token_client(reader)
     client = APIClient()
     client.force_authenticate(reader)
+    return client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["login", "token"])
+def test_an_emptied_stamp_comes_back_and_answers_nothing_from_memory(demo_catalog, reader, kind):
+    """A database emptied (a test's flush) has no stamp: nothing is answered 304 or served
+    as rendered until a write makes one again."""
+    client = client_of(reader, kind)
+    connection.cursor().execute("DELETE FROM catalog_catalogstamp")
+    assert catalog_stamp() == ()
     url = "/api/bundles/accounts-receivable/versions/2.1.0/"
     first = client.get(url)
     assert first.status_code == 200
@@ -134,12 +144,12 @@ def test_an_emptied_stamp_comes_back_and_answers_nothing_from_memory(demo_catalo
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("postgres_only")
-def test_a_reader_sees_a_change_exactly_when_it_commits(demo_catalog, reader):
+@pytest.mark.parametrize("kind", ["login", "token"])
+def test_a_reader_sees_a_change_exactly_when_it_commits(demo_catalog, reader, kind):
     """A writer holds a change in an open transaction while a reader asks, with real
     threads and transactions: the reader gets the old answer and its 304 until the
     commit, then the new answer, never the old one behind a 304."""
-    client = APIClient()
-    client.force_authenticate(reader)
+    client = client_of(reader, kind)
     url = "/api/bundles/"
     first = client.get(url)
     written, release = threading.Event(), threading.Event()

@@ -9,7 +9,7 @@ from catalog.models import CatalogStamp
 from catalog.selectors import catalog_stamp
 from pixie.core.models import ApiToken
 from pixie.core.people.tokens import key_hash
-from pixie.core.plain_reads import column_values, token_with_user
+from pixie.core.plain_reads import column_values, read_with_token, token_with_user
 from tests.factories import make_user, make_workspace
 
 pytestmark = pytest.mark.django_db
@@ -60,6 +60,29 @@ def test_a_column_is_read_as_values_list_reads_it(django_assert_num_queries):
     assert catalog_stamp() == tuple(expected)
     CatalogStamp.objects.all().delete()
     assert column_values(CatalogStamp, "number") == [] and catalog_stamp() == ()
+
+
+def test_a_tokens_read_carries_the_catalogs_stamp_in_its_one_statement(django_assert_num_queries):
+    """catalog.apps has every token's read carry the stamp: read with the token, the
+    stamp is the stamp now, written a moment ago included, and an emptied table reads
+    as no shard; what no app asked for is not there."""
+    rita = make_user("rita")
+    login = Token.objects.create(user=rita)
+    with django_assert_num_queries(1):
+        token = token_with_user(Token, column="key", value=login.key)
+        carried = read_with_token(token, CatalogStamp, "number")
+    assert sorted(carried) == sorted(CatalogStamp.objects.values_list("number", flat=True))
+    assert carried and all(type(value) is int for value in carried)
+    with django_assert_num_queries(0):
+        assert catalog_stamp(token) == tuple(sorted(carried))
+    make_user("sam")  # a user made: the stamp changes, and the next token's read says so
+    again = token_with_user(Token, column="key", value=login.key)
+    assert catalog_stamp(again) == catalog_stamp() != catalog_stamp(token)
+    CatalogStamp.objects.all().delete()
+    emptied = token_with_user(Token, column="key", value=login.key)
+    assert read_with_token(emptied, CatalogStamp, "number") == [] and catalog_stamp(emptied) == ()
+    assert read_with_token(emptied, Token, "key") is None
+    assert read_with_token(None, CatalogStamp, "number") is None
 
 
 def test_the_plain_sql_read_is_pinned_to_the_versions_it_was_written_for():
