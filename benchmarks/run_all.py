@@ -28,6 +28,7 @@ STEPS = [
     ("history.py", []),
     ("audit_log.py", []),
     ("admin_pages.py", []),
+    ("request_reads.py", []),
     ("load.py", ["--ratio"]),
     ("delivery.py", []),
     ("profiles.py", []),
