@@ -1,17 +1,20 @@
-"""The catalog API's two hand-written reads, each one statement of plain SQL whose values
-pass through the converters the ORM would apply (the backend's and the field's: SQLite's
-dates and booleans come back as text and numbers), made into what the ORM would give:
+"""The catalog API's hand-written reads, each one statement of plain SQL whose values pass
+through the converters the ORM would apply (the backend's and the field's: SQLite's dates
+and booleans come back as text and numbers), made into what the ORM would give:
 
 - ``token_with_user``: a token and its person (and the workspace it is limited to), as
-  model instances made with ``Model.from_db``, as ``select_related`` gives them;
+  model instances made with ``Model.from_db``, as ``select_related`` gives them; and in
+  the same statement, the columns an app asked for with ``read_with_every_token`` (the
+  catalog's stamp, catalog.apps), read back with ``read_with_token``;
 - ``column_values``: one field of every row of a small table, as ``values_list(...,
-  flat=True)`` gives it (the catalog's stamp, catalog.selectors.catalog_stamp).
+  flat=True)`` gives it (the stamp for a request without a token).
 
 Every API request reads its token, and every catalog request the stamp. The ORM's
 building of those queries cost more than running them (the token: 0.70 ms against
-0.35 ms a read; the stamp: 0.23 ms against 0.15 ms; benchmarks/ANALYSIS.md), and they
-are most of a catalog read answered from its stamp. Each statement is written here once
-a model, from the models' own metadata, so a field added to a model is read too.
+0.35 ms a read; the stamp: 0.23 ms against 0.15 ms; benchmarks/ANALYSIS.md), and reading
+them apart cost a second wait for the database: together they are most of a catalog read
+answered from its stamp. Each statement is written here once a model, from the models'
+own metadata, so a field added to a model is read too.
 
 Written for Django 5.2 and psycopg 3: tests/pixie/test_plain_reads.py compares each
 with the ORM's read on SQLite and PostgreSQL, and holds that pin.
@@ -39,7 +42,7 @@ def token_with_user(model: type[Model], *, column: str, value: str, related: tup
         row = cursor.fetchone()
     if row is None:
         return None
-    *row, read = row if alongside else (*row, None)
+    read = row[-1] if alongside else None  # the columns read alongside, last
     instances, start = [], 0
     for part_model, names, converters in parts:
         values = list(row[start : start + len(names)])
@@ -69,7 +72,6 @@ def read_with_every_token(model: type[Model], field_name: str) -> None:
     database once. Called by an app at start-up (catalog.apps: the catalog's stamp)."""
     if (model, field_name) not in _ALONGSIDE:
         _ALONGSIDE.append((model, field_name))
-        _statement.cache_clear()
 
 
 def read_with_token(token, model: type[Model], field_name: str) -> list | None:
