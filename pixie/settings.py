@@ -468,13 +468,13 @@ CELERY_BEAT_SCHEDULE["check-due-sources"] = {
     "schedule": float(os.environ.get("PIXIE_SOURCES_CHECK_EVERY", "300")),
 }
 
-# Rate-limit counters live in Redis when there is one (shared by every process),
-# in each process's memory otherwise (a developer's machine). Their own cache,
-# so nothing else's entries crowd them out, or theirs anything else's.
 # Django's "json" format, written with the C encoder (pixie.core.audit.json_serializer):
 # the same text, in less time, for every version django-reversion records.
 SERIALIZATION_MODULES = {"json": "pixie.core.audit.json_serializer"}
 
+# Rate-limit counters live in Redis when there is one (shared by every process),
+# in each process's memory otherwise (a developer's machine). Their own cache,
+# so nothing else's entries crowd them out, or theirs anything else's.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # The catalog API's answers as rendered for an ETag (catalog.api.conditional), in each

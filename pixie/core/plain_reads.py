@@ -26,6 +26,7 @@ import json
 from functools import cache
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router
 from django.db.models import Model
 
@@ -64,12 +65,27 @@ def token_with_user(model: type[Model], *, column: str, value: str, related: tup
 
 # Columns every token_with_user reads too (read_with_every_token): (model, field name).
 _ALONGSIDE: list[tuple[type[Model], str]] = []
+# Fields whose values JSON carries unchanged (Django's internal types).
+_CARRIED_AS_JSON = frozenset({
+    "BigIntegerField", "IntegerField", "PositiveIntegerField", "PositiveSmallIntegerField",
+    "SmallIntegerField", "CharField", "TextField", "BooleanField",
+})  # fmt: skip
 
 
 def read_with_every_token(model: type[Model], field_name: str) -> None:
     """Have every token's read carry ``field_name`` of every row of ``model`` (a table of
     a few rows), in the same statement: a request that needs both waits for the
-    database once. Called by an app at start-up (catalog.apps: the catalog's stamp)."""
+    database once. Called by an app at start-up (catalog.apps: the catalog's stamp).
+
+    The values travel as JSON, which keeps integers, text and booleans as they are and
+    nothing else (a date would come back as text its converters do not expect): other
+    fields are refused here, at start-up."""
+    kind = model._meta.get_field(field_name).get_internal_type()
+    if kind not in _CARRIED_AS_JSON:
+        raise ImproperlyConfigured(
+            f"{model._meta.label}.{field_name} is a {kind}: a column read with every token "
+            f"travels as JSON, so it must be one of {', '.join(sorted(_CARRIED_AS_JSON))}."
+        )
     if (model, field_name) not in _ALONGSIDE:
         _ALONGSIDE.append((model, field_name))
 
@@ -101,27 +117,28 @@ def _statement(
     """The SELECT, and for each model in its row, in order: the model, its attribute
     names, and each field's converters; then, if any, the columns read alongside, as
     one JSON array of each one's values."""
+    quote = connections[alias].ops.quote_name
     joined = [("u", model._meta.get_field("user"), get_user_model())]
     joined += [(f"r{n}", model._meta.get_field(name), None) for n, name in enumerate(related)]
     parts = [_part(model, alias)]
-    columns = [f't."{field.column}"' for field in _fields(model)]
+    columns = [f"t.{quote(field.column)}" for field in _fields(model)]
     joins = []
     for table_alias, foreign_key, target in joined:
         target = target or foreign_key.related_model
         parts.append(_part(target, alias))
-        columns += [f'{table_alias}."{field.column}"' for field in _fields(target)]
+        columns += [f"{table_alias}.{quote(field.column)}" for field in _fields(target)]
         kind = "LEFT JOIN" if foreign_key.null else "JOIN"
         joins.append(
-            f'{kind} "{target._meta.db_table}" {table_alias} '
-            f'ON {table_alias}."{target._meta.pk.column}" = t."{foreign_key.column}"'
+            f"{kind} {quote(target._meta.db_table)} {table_alias} "
+            f"ON {table_alias}.{quote(target._meta.pk.column)} = t.{quote(foreign_key.column)}"
         )
     if alongside:
-        columns.append(_alongside_column(alongside, connections[alias].vendor))
-    where = model._meta.get_field(column).column
+        columns.append(_alongside_column(alongside, connections[alias]))
+    where = quote(model._meta.get_field(column).column)
     # Every name comes from the models' metadata; the one value is a parameter.
     statement = (
-        f'SELECT {", ".join(columns)} FROM "{model._meta.db_table}" t {" ".join(joins)} '  # noqa: S608
-        f'WHERE t."{where}" = %s'
+        f"SELECT {', '.join(columns)} FROM {quote(model._meta.db_table)} t {' '.join(joins)} "  # noqa: S608
+        f"WHERE t.{where} = %s"
     )
     return statement, parts
 
@@ -142,27 +159,25 @@ def column_values(model: type[Model], field_name: str) -> list:
 @cache
 def _column_statement(model: type[Model], field_name: str, alias: str) -> tuple:
     field = model._meta.get_field(field_name)
-    output = _Output(field)
     connection = connections[alias]  # as in _part: its converters read only its settings
-    converters = connection.ops.get_db_converters(output) + field.get_db_converters(connection)
-    statement = f'SELECT "{field.column}" FROM "{model._meta.db_table}"'  # noqa: S608
+    output, converters = _converters(field, connection)
+    quote = connection.ops.quote_name
+    statement = f"SELECT {quote(field.column)} FROM {quote(model._meta.db_table)}"  # noqa: S608
     return statement, output, converters
 
 
-def _alongside_column(alongside: tuple, vendor: str) -> str:
+def _alongside_column(alongside: tuple, connection) -> str:
     """One JSON array holding, for each (model, field) read alongside, the array of its
     values in every row: a scalar subquery each, so the token's row stays one row."""
     array, aggregate = (
-        ("json_build_array", "json_agg") if vendor == "postgresql"
+        ("json_build_array", "json_agg") if connection.vendor == "postgresql"
         else ("json_array", "json_group_array")
     )  # fmt: skip
-    subqueries = []
+    quote, subqueries = connection.ops.quote_name, []
     for model, field_name in alongside:
-        field = model._meta.get_field(field_name)
+        column, table = model._meta.get_field(field_name).column, model._meta.db_table
         # Every name comes from the models' metadata.
-        subqueries.append(
-            f'(SELECT {aggregate}("{field.column}") FROM "{model._meta.db_table}")'  # noqa: S608
-        )
+        subqueries.append(f"(SELECT {aggregate}({quote(column)}) FROM {quote(table)})")  # noqa: S608
     return f"{array}({', '.join(subqueries)})"
 
 
@@ -177,12 +192,15 @@ def _part(model: type[Model], alias: str) -> tuple:
     # Kept a process, from the first thread's connection: the backend's converters use
     # only its settings (SQLite's time zone), the same for every thread.
     connection = connections[alias]
-    converters = []
-    for field in _fields(model):
-        output = _Output(field)
-        found = connection.ops.get_db_converters(output) + field.get_db_converters(connection)
-        converters.append((output, found))
+    converters = [_converters(field, connection) for field in _fields(model)]
     return model, [field.attname for field in _fields(model)], converters
+
+
+def _converters(field, connection) -> tuple:
+    """What the ORM runs on a value of ``field`` read from ``connection``: the backend's
+    converters, then the field's, each given the field's output as its expression."""
+    output = _Output(field)
+    return output, connection.ops.get_db_converters(output) + field.get_db_converters(connection)
 
 
 def _fields(model: type[Model]) -> list:

@@ -2,6 +2,7 @@
 the same values, of the same types, on SQLite and PostgreSQL alike, in one query."""
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -9,7 +10,12 @@ from catalog.models import CatalogStamp
 from catalog.selectors import catalog_stamp
 from pixie.core.models import ApiToken
 from pixie.core.people.tokens import key_hash
-from pixie.core.plain_reads import column_values, read_with_token, token_with_user
+from pixie.core.plain_reads import (
+    column_values,
+    read_with_every_token,
+    read_with_token,
+    token_with_user,
+)
 from tests.factories import make_user, make_workspace
 
 pytestmark = pytest.mark.django_db
@@ -83,6 +89,17 @@ def test_a_tokens_read_carries_the_catalogs_stamp_in_its_one_statement(django_as
     assert read_with_token(emptied, CatalogStamp, "number") == [] and catalog_stamp(emptied) == ()
     assert read_with_token(emptied, Token, "key") is None
     assert read_with_token(None, CatalogStamp, "number") is None
+
+
+def test_a_column_json_would_change_is_refused_at_start_up():
+    """A date read with every token would come back as text its converters do not take:
+    refused when an app asks, naming the field, and nothing else is read from then on."""
+    login = Token.objects.create(user=make_user("rita"))
+    with pytest.raises(ImproperlyConfigured, match=r"authtoken\.Token\.created is a DateTimeField"):
+        read_with_every_token(Token, "created")
+    token = token_with_user(Token, column="key", value=login.key)
+    assert read_with_token(token, Token, "created") is None
+    assert read_with_token(token, CatalogStamp, "number") is not None
 
 
 def test_the_plain_sql_read_is_pinned_to_the_versions_it_was_written_for():
